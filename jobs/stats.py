@@ -1,0 +1,207 @@
+"""Shared statistics of the analysis jobs: pure functions of numbers, no I/O, no polars.
+
+Decisions the paper leaves open (also in docs/parts/jobs.md):
+- Percentiles (median, IQR, bootstrap interval) use linear interpolation between order
+  statistics, h = (n - 1) * p (numpy's default, "type 7").
+- A statistic that is undefined for the data (a t interval from one value, a correlation with
+  zero variance, an ICC without between-row variance) is None, never NaN, so JSON stays valid.
+- The bootstrap draws configuration indices with numpy's PCG64 `default_rng(seed)` as one
+  (resamples x n) integer matrix, in blocks to bound memory. numpy comes with matplotlib,
+  a declared dependency.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from jobs.tdist import t_quantile
+
+ZERO_TOLERANCE = 1e-9
+"""An effect whose magnitude is below this counts as zero (sums of k/14 recalls are not exact)."""
+
+
+class Interval(NamedTuple):
+    lo: float
+    hi: float
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """Linear-interpolation percentile (h = (n - 1) * fraction)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    h = (len(ordered) - 1) * fraction
+    low = math.floor(h)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (h - low) * (ordered[high] - ordered[low])
+
+
+def median(values: Sequence[float]) -> float | None:
+    return percentile(values, 0.5)
+
+
+def sample_sd(values: Sequence[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    centre = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1))
+
+
+def value_range(values: Sequence[float]) -> Interval | None:
+    return Interval(min(values), max(values)) if values else None
+
+
+class SignCounts(NamedTuple):
+    positive: int
+    negative: int
+    zero: int
+
+
+def sign_counts(values: Sequence[float]) -> SignCounts:
+    positive = sum(1 for v in values if v > ZERO_TOLERANCE)
+    negative = sum(1 for v in values if v < -ZERO_TOLERANCE)
+    return SignCounts(positive, negative, len(values) - positive - negative)
+
+
+def leave_one_out_range(values: Sequence[float]) -> Interval | None:
+    """Min and max of the mean with each value left out in turn (needs two values)."""
+    n = len(values)
+    if n < 2:
+        return None
+    total = math.fsum(values)
+    means = [(total - v) / (n - 1) for v in values]
+    return Interval(min(means), max(means))
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> Interval | None:
+    """mean ± t((1 + level) / 2, n - 1) · sd / √n with the sample sd (needs two values)."""
+    sd = sample_sd(values)
+    centre = mean(values)
+    if sd is None or centre is None:
+        return None
+    half = t_quantile((1.0 + level) / 2.0, len(values) - 1) * sd / math.sqrt(len(values))
+    return Interval(centre - half, centre + half)
+
+
+def group_means(values: Sequence[float], groups: Sequence[str]) -> dict[str, float]:
+    """Mean of the values within each group (each value weighted equally inside its group)."""
+    members: dict[str, list[float]] = {}
+    for value, group in zip(values, groups, strict=True):
+        members.setdefault(group, []).append(value)
+    return {group: math.fsum(vs) / len(vs) for group, vs in sorted(members.items())}
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    if len(x) != len(y):
+        raise ValueError("pearson needs equally long sequences")
+    if len(x) < 2:
+        return None
+    mx, my = math.fsum(x) / len(x), math.fsum(y) / len(y)
+    sxy = math.fsum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    sxx = math.fsum((a - mx) ** 2 for a in x)
+    syy = math.fsum((b - my) ** 2 for b in y)
+    if sxx == 0.0 or syy == 0.0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks; tied values share the mean of their ranks."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            ranks[order[position]] = (start + end) / 2.0 + 1.0
+        start = end + 1
+    return ranks
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson correlation of average ranks."""
+    return pearson(average_ranks(x), average_ranks(y))
+
+
+def mcnemar_exact_p(only_a: int, only_b: int) -> float:
+    """Exact two-sided McNemar test: binomial(n = discordant, 0.5), doubled smaller tail, ≤ 1."""
+    discordant = only_a + only_b
+    if discordant == 0:
+        return 1.0
+    smaller = min(only_a, only_b)
+    tail = sum(math.comb(discordant, i) for i in range(smaller + 1))
+    return min(1.0, 2.0 * tail / 2.0**discordant)
+
+
+class GroupedBinarySums(NamedTuple):
+    """Sufficient statistics of binary outcomes in groups (rows), for the one-way ANOVA ICC."""
+
+    groups: int  # g: rows
+    observations: int  # N: checks
+    sum_sizes_squared: float  # Σ n_i²
+    successes: float  # Σ s_i
+    sum_success_sq_over_size: float  # Σ s_i² / n_i
+
+
+class Dependence(NamedTuple):
+    icc: float | None
+    design_effect: float | None
+    effective_checks_per_row: float | None
+    checks_per_row: float | None
+
+
+def icc_one_way(sums: GroupedBinarySums) -> Dependence:
+    """ICC(1) from one-way random-effects ANOVA (unequal group sizes use n0).
+
+    The design effect uses k = the mean number of checks per row: 1 + (k - 1) · ICC;
+    effective checks per row = k / design effect.
+    """
+    g, n = sums.groups, sums.observations
+    if g < 2 or n <= g:
+        return Dependence(None, None, None, n / g if g else None)
+    ss_between = sums.sum_success_sq_over_size - sums.successes**2 / n
+    ss_within = sums.successes - sums.sum_success_sq_over_size
+    ms_between = ss_between / (g - 1)
+    ms_within = ss_within / (n - g)
+    n0 = (n - sums.sum_sizes_squared / n) / (g - 1)
+    k = n / g
+    denominator = ms_between + (n0 - 1.0) * ms_within
+    if denominator <= 0.0:
+        return Dependence(None, None, None, k)
+    icc = (ms_between - ms_within) / denominator
+    design_effect = 1.0 + (k - 1.0) * icc
+    effective = k / design_effect if design_effect > 0.0 else None
+    return Dependence(icc, design_effect, effective, k)
+
+
+def bootstrap_mean_interval(
+    values: Sequence[float],
+    *,
+    seed: int,
+    resamples: int,
+    level: float = 0.95,
+    block: int = 2000,
+) -> Interval | None:
+    """Percentile interval of the mean, resampling the values (configurations) with replacement."""
+    if not values or resamples < 1:
+        return None
+    data = np.asarray(values, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, block):
+        stop = min(start + block, resamples)
+        picks = rng.integers(0, data.size, size=(stop - start, data.size))
+        means[start:stop] = data[picks].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.percentile(means, [100.0 * tail, 100.0 * (1.0 - tail)])
+    return Interval(float(lo), float(hi))

