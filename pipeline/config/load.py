@@ -30,6 +30,7 @@ def available(group: str) -> list[str]:
 
 def compose_dict(overrides: Sequence[str] = ()) -> dict[str, Any]:
     """Compose conf/config.yaml with Hydra overrides into a plain dict."""
+    import yaml
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf import OmegaConf
@@ -42,6 +43,9 @@ def compose_dict(overrides: Sequence[str] = ()) -> dict[str, Any]:
             raise ConfigError(_explain(exc, overrides)) from None
         except OmegaConfBaseException as exc:
             raise ConfigError(f"bad override: {str(exc).splitlines()[0]}") from None
+        except yaml.YAMLError as exc:
+            first = str(exc).splitlines()[0]
+            raise ConfigError(f"a file under conf/ is not valid YAML: {first}") from None
         try:
             data = OmegaConf.to_container(cfg, resolve=True)
         except OmegaConfBaseException as exc:
@@ -62,8 +66,11 @@ def _explain(exc: Exception, overrides: Sequence[str]) -> str:
     text = str(exc)
     first = text.splitlines()[0] if text else type(exc).__name__
     for group in _GROUPS:
-        marker = f"Could not load '{group}/"
-        if marker in text:
+        marker = next(
+            (m for m in (f"Could not load '{group}/", f"Could not find '{group}/") if m in text),
+            None,
+        )
+        if marker is not None:
             name = text.split(marker, 1)[1].split("'", 1)[0]
             noun = "arm" if group == "arms" else group
             return (

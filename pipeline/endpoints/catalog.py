@@ -166,7 +166,7 @@ def _parse_dump(raw: bytes, where: str) -> dict[str, CatalogEntry]:
         raise CatalogError(f"{where}: not a JSON document ({exc})") from None
     models = doc.get("data") if isinstance(doc, dict) else None
     if not isinstance(models, list):
-        raise CatalogError(f"{where}: expected a /api/v1/models dump {{\"data\": [...]}}")
+        raise CatalogError(f'{where}: expected a /api/v1/models dump {{"data": [...]}}')
     entries: dict[str, CatalogEntry] = {}
     for i, item in enumerate(models):
         entry = _entry(item, f"{where}: data[{i}]")

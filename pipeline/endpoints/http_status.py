@@ -21,6 +21,7 @@ status alone, so an unknown wording never turns a server fault into a rejection.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 
@@ -87,26 +88,31 @@ def is_schema_complaint(text: str) -> bool:
     return _mentions(lowered, _SCHEMA_SUBJECTS) and _mentions(lowered, _SCHEMA_COMPLAINTS)
 
 
-def _rejection_reason(status: int, lowered: str) -> str:
-    """Why a 4xx was a deterministic rejection; the most specific marker wins."""
-    if _mentions(lowered, _CONTEXT_MARKERS) and status in (400, 413, 422):
-        return "context_too_long"
-    if status == 404 and "no endpoints found" in lowered:
-        return "no_endpoint_for_parameters"
-    if status in (401, 403):
-        return "auth"
-    if is_schema_complaint(lowered):
-        return "schema_unsupported"
-    if "reasoning" in lowered and _mentions(lowered, _REASONING_COMPLAINTS):
-        return "reasoning_not_disableable"
-    if status == 404:
-        return "not_found"
-    if status == 413:
-        return "payload_too_large"
-    return "rejected"
+_Rule = tuple[Callable[[int, str], bool], str]
+_REJECTION_RULES: tuple[_Rule, ...] = (  # first match wins: most specific first
+    (lambda st, b: st in (400, 413, 422) and _mentions(b, _CONTEXT_MARKERS), "context_too_long"),
+    (lambda st, b: st == 404 and "no endpoints found" in b, "no_endpoint_for_parameters"),
+    (lambda st, b: st in (401, 403), "auth"),
+    (lambda st, b: is_schema_complaint(b), "schema_unsupported"),
+    (
+        lambda st, b: "reasoning" in b and _mentions(b, _REASONING_COMPLAINTS),
+        "reasoning_not_disableable",
+    ),
+    (lambda st, b: st == 404, "not_found"),
+    (lambda st, b: st == 413, "payload_too_large"),
+)
 
 
-def status_error(status: int, body: str, *, retry_after: float | None = None) -> EndpointError | None:
+def rejection_reason(status: int, lowered_body: str) -> str:
+    """Why a 4xx was a deterministic rejection (RequestRejected.reason)."""
+    return next(
+        (reason for rule, reason in _REJECTION_RULES if rule(status, lowered_body)), "rejected"
+    )
+
+
+def status_error(  # noqa: PLR0911 - one return per row of the policy table
+    status: int, body: str, *, retry_after: float | None = None
+) -> EndpointError | None:
     """The exception for an HTTP reply, or None for 2xx (the body is then parsed as an answer).
 
     `body` is the decoded (and already scrubbed) response text; only an excerpt reaches the
@@ -125,5 +131,5 @@ def status_error(status: int, body: str, *, retry_after: float | None = None) ->
     if 500 <= status < 600:
         return HttpStatusFault(status, text, retry_after=retry_after)
     if 400 <= status < 500:
-        return RequestRejected(status, text, reason=_rejection_reason(status, lowered))
+        return RequestRejected(status, text, reason=rejection_reason(status, lowered))
     return MalformedEnvelope(f"unexpected HTTP {status}: {text}")

@@ -25,6 +25,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from pipeline.config import (
     ConfigError,
     EndpointConfig,
@@ -95,7 +97,9 @@ def materialize(cfg: RunConfig) -> PanelConfig:
     elif cfg.panel.kind in ("hosted", "local"):
         panel = cfg.panel
     else:
-        raise ConfigError(f"panel.kind '{cfg.panel.kind}' is unknown; use one of {', '.join(KINDS)}")
+        raise ConfigError(
+            f"panel.kind '{cfg.panel.kind}' is unknown; use one of {', '.join(KINDS)}"
+        )
     _check_unique_ids(panel)
     return panel
 
@@ -158,18 +162,23 @@ def read_panel_file(path: Path | str) -> tuple[EndpointConfig, ...]:
 
     Parsed strictly: an unknown key anywhere is a one-line error naming file and position.
     """
-    import yaml  # type: ignore[import-untyped]  # PyYAML ships no stubs; only safe_load is used
-
     file = Path(path)
     try:
         doc: Any = yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"endpoint.panel_file {file}: cannot read ({exc.strerror})") from None
     except yaml.YAMLError as exc:
-        raise UserError(f"endpoint.panel_file {file}: not YAML ({str(exc).splitlines()[0]})") from None
+        raise UserError(
+            f"endpoint.panel_file {file}: not YAML ({str(exc).splitlines()[0]})"
+        ) from None
     if not isinstance(doc, dict) or set(doc) != {"configs"} or not isinstance(doc["configs"], list):
-        raise UserError(f"endpoint.panel_file {file}: expected a mapping with one key, configs: [...]")
-    configs = tuple(build(EndpointConfig, item, f"{file}: configs[{i}]") for i, item in enumerate(doc["configs"]))
+        raise UserError(
+            f"endpoint.panel_file {file}: expected a mapping with one key, configs: [...]"
+        )
+    configs = tuple(
+        build(EndpointConfig, item, f"{file}: configs[{i}]")
+        for i, item in enumerate(doc["configs"])
+    )
     for i, config in enumerate(configs):
         if not config.base_url:
             raise UserError(f"endpoint.panel_file {file}: configs[{i}].base_url is required")
@@ -296,7 +305,9 @@ def _admit(
     )
 
 
-def _publication_date(config: EndpointConfig, entry: CatalogEntry | None) -> tuple[date | None, str]:
+def _publication_date(
+    config: EndpointConfig, entry: CatalogEntry | None
+) -> tuple[date | None, str]:
     if config.publication_date is not None:
         try:
             return date.fromisoformat(config.publication_date), "override"

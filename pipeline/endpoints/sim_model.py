@@ -59,7 +59,8 @@ class SimProfile:
     skill: float  # per-fold keep probability of a seen value before representation effects
     schema_penalty: float  # subtracted under any JSON-schema representation
     partition_gain: float  # added under five fields (half of it under other field counts)
-    family: str = "sim"
+    archetype: str = "custom"  # which behaviour family profiles_for drew it from
+    model: str = ""  # served model id (the request's "model"); "" means config_id
     heading_bonus: float = 0.03  # added for plain text under requested headings
     prose_penalty: float = 0.05  # subtracted for plain prose (no headings asked)
     self_partition: float = 0.3  # chance a single field carries the requested headings
@@ -67,6 +68,10 @@ class SimProfile:
     fabrication: float = 0.3  # chance a lost value is fabricated rather than abstained
     length_pressure: float = 0.1  # chance a field overruns its maxLength by one line
     verbosity: int = 2  # filler lines per fold reply (long ones hit max_tokens)
+
+    @property
+    def served_model(self) -> str:
+        return self.model or self.config_id
 
 
 @dataclass(frozen=True)
@@ -86,10 +91,62 @@ class SimReply:
 # Archetypes make panel statistics informative: some gain from five fields, some lose, one is
 # steady, one is weak, verbose and fabricates. Each config jitters its archetype slightly.
 _ARCHETYPES: tuple[SimProfile, ...] = (
-    SimProfile("partition-gainer", 0.92, 0.40, 0.35, "gainer", 0.05, 0.05, 0.2, 0.02, 0.5, 0.1, 2),
-    SimProfile("steady", 0.96, 0.05, 0.02, "steady", 0.03, 0.03, 0.7, 0.01, 0.1, 0.05, 1),
-    SimProfile("partition-loser", 0.90, 0.10, -0.25, "loser", 0.05, 0.10, 0.4, 0.03, 0.3, 0.2, 3),
-    SimProfile("weak-verbose", 0.72, 0.25, 0.10, "weak", 0.10, 0.15, 0.1, 0.08, 0.7, 0.4, 40),
+    SimProfile(
+        config_id="partition-gainer",
+        archetype="partition-gainer",
+        skill=0.92,
+        schema_penalty=0.4,
+        partition_gain=0.35,
+        heading_bonus=0.05,
+        prose_penalty=0.05,
+        self_partition=0.2,
+        answer_miss=0.02,
+        fabrication=0.5,
+        length_pressure=0.1,
+        verbosity=2,
+    ),
+    SimProfile(
+        config_id="steady",
+        archetype="steady",
+        skill=0.96,
+        schema_penalty=0.05,
+        partition_gain=0.02,
+        heading_bonus=0.03,
+        prose_penalty=0.03,
+        self_partition=0.7,
+        answer_miss=0.01,
+        fabrication=0.1,
+        length_pressure=0.05,
+        verbosity=1,
+    ),
+    SimProfile(
+        config_id="partition-loser",
+        archetype="partition-loser",
+        skill=0.9,
+        schema_penalty=0.1,
+        partition_gain=-0.25,
+        heading_bonus=0.05,
+        prose_penalty=0.1,
+        self_partition=0.4,
+        answer_miss=0.03,
+        fabrication=0.3,
+        length_pressure=0.2,
+        verbosity=3,
+    ),
+    SimProfile(
+        config_id="weak-verbose",
+        archetype="weak-verbose",
+        skill=0.72,
+        schema_penalty=0.25,
+        partition_gain=0.1,
+        heading_bonus=0.1,
+        prose_penalty=0.15,
+        self_partition=0.1,
+        answer_miss=0.08,
+        fabrication=0.7,
+        length_pressure=0.4,
+        verbosity=40,
+    ),
 )
 _JITTERED = ("skill", "schema_penalty", "partition_gain", "heading_bonus", "prose_penalty")
 
@@ -104,7 +161,9 @@ def profiles_for(n: int, seed: int) -> list[SimProfile]:
         jitter = {
             name: round(getattr(base, name) + rng.uniform(-0.03, 0.03), 4) for name in _JITTERED
         }
-        profiles.append(replace(base, config_id=f"sim-{i:02d}", **jitter))
+        # ids match pipeline.endpoints.panels' sim configurations (sim-NN / sim-model-NN)
+        config = replace(base, config_id=f"sim-{i:02d}", model=f"sim-model-{i:02d}", **jitter)
+        profiles.append(config)
     return profiles
 
 
@@ -215,7 +274,9 @@ def keep_probability(profile: SimProfile, representation: str, self_partitioned:
     elif representation == "headings":
         p += profile.heading_bonus
     elif representation == "single_field":
-        p -= profile.schema_penalty - (profile.partition_gain if self_partitioned else 0.0)
+        p -= profile.schema_penalty
+        if self_partitioned:  # the paper: rows that happen to carry headings recall more
+            p += profile.heading_bonus + max(0.0, profile.partition_gain)
     elif representation == "five_fields":
         p += profile.partition_gain - profile.schema_penalty
     else:

@@ -21,6 +21,7 @@ bookkeeping, and a quirky provider field must not turn a good answer into a faul
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +37,7 @@ def _count(mapping: Mapping[str, Any] | None, key: str) -> int | None:
     value = mapping.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if value != value or value < 0 or value == float("inf"):  # NaN, negative, inf
+    if not math.isfinite(value) or value < 0:
         return None
     return int(value)
 
@@ -63,8 +64,9 @@ def parse_usage(body_usage: Mapping[str, Any] | None) -> Usage:
 
     prompt = _count(body_usage, "prompt_tokens")
     if prompt is None:
-        hit, miss = _count(body_usage, "prompt_cache_hit_tokens"), _count(
-            body_usage, "prompt_cache_miss_tokens"
+        hit, miss = (
+            _count(body_usage, "prompt_cache_hit_tokens"),
+            _count(body_usage, "prompt_cache_miss_tokens"),
         )
         if hit is not None and miss is not None:
             prompt = hit + miss

@@ -74,10 +74,9 @@ def utc_now() -> str:
 
 def final_attempts(rows: pa.Table) -> dict[TrajectoryKey, FinalAttempt]:
     """The final attempt of every key in ``rows``; two rows with one attempt is a RunDirError."""
-    cols = rows.select(
-        ["row_id", "config_id", "arm", "execution_group", "repeat", "attempt", "valid"]
-        + ["invalid_reason", "retryable"]
-    ).to_pydict()
+    names = ["row_id", "config_id", "arm", "execution_group", "repeat", "attempt"]
+    names += ["valid", "invalid_reason", "retryable"]
+    cols = rows.select(names).to_pydict()
     finals: dict[TrajectoryKey, FinalAttempt] = {}
     seen: set[tuple[TrajectoryKey, int]] = set()
     for i, row_id in enumerate(cols["row_id"]):

@@ -83,7 +83,7 @@ def conform(table: str, data: pa.Table | Sequence[Mapping[str, Any]]) -> pa.Tabl
         _check_columns(table, expected, set(data.column_names), where="table")
         try:
             arrow = data.select(schema.names).cast(schema)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
             raise SchemaMismatch(f"{table}: cannot cast to the table schema: {exc}") from exc
     else:
         for index, record in enumerate(data):

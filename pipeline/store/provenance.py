@@ -72,7 +72,8 @@ def git_revision(project_dir: Path = PROJECT_DIR) -> GitRevision:
     sha = _git(project_dir, "rev-parse", "HEAD")
     if sha is None:
         return GitRevision(None, None)
-    status = _git(project_dir, "status", "--porcelain", "--untracked-files=no")
+    # --no-optional-locks: never take index.lock, so a concurrent commit cannot collide.
+    status = _git(project_dir, "--no-optional-locks", "status", "--porcelain", "-uno")
     return GitRevision(sha, None if status is None else status != "")
 
 

@@ -116,7 +116,9 @@ def _schema(table: str) -> pa.Schema:
     try:
         return TABLES[table]
     except KeyError:
-        raise RunDirError(f"unknown table {table!r}; tables are plan, {', '.join(TABLES)}") from None
+        raise RunDirError(
+            f"unknown table {table!r}; tables are plan, {', '.join(TABLES)}"
+        ) from None
 
 
 def _read(path: Path, schema: pa.Schema) -> pa.Table:

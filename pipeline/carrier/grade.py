@@ -1,0 +1,208 @@
+"""The label-bound grader and the carrier audit (paper §3.1, §4.10, §4.11, §6 "Grading").
+
+A check passes when the expected value appears as a whole token on the answer line for its
+label and no other graded value appears on that line. Every rule the paper leaves open is
+decided here and recorded in docs/protocol.md ("Grading"):
+
+Whole token (`contains_token`)
+- Text and value are NFC-normalized; the match is case-sensitive.
+- Whitespace inside the value matches any run of non-newline whitespace ("19 shards" matches
+  "19\u00a0shards"); the value never spans lines.
+- Not a token: a letter or digit (any script) directly before or after the value, or a
+  joiner character (one of - _ . / : @ \\ + ~) directly before/after it with a letter or
+  digit beyond. So "62114." and "(62114)," pass; "621145", "x62114", "62114.5",
+  "/opt/a/b.lock.bak" (for "/opt/a/b.lock"), "62114/tcp" and "host:62114" fail.
+
+Answer line
+- Scanned top to bottom; the first line whose label part matches is the answer line.
+- Before the label: any mix of whitespace, bullets (- * • · + – —), blockquote '>', heading
+  '#', table '|', numbering ("1." "2)" "(3)"), emphasis/code/quote marks (* _ ` " ').
+- The label matches case-insensitively; spaces, '_' and '-' inside it are interchangeable
+  (markdown often escapes "_" as "\\_", which is accepted too).
+- After the label: optional closing emphasis/quote marks, then a separator: ':' (or '：'),
+  '=', '|', or a dash (- – —) with whitespace on both sides. Emphasis may close after the
+  separator too ("**Port:** 62114").
+- "The line" for both the expected and the other-values test is the value part after the
+  separator. Occurrences of the expected value are masked before looking for other graded
+  values, so a graded value nested inside the expected one cannot fail it.
+
+Outcome of a failing check: `missing` (no answer line, or a value part with no letter or
+digit), else `abstention` (an abstention marker on the line, see answers.py), else
+`fabrication`; a fabrication matching `is_stock_value` is flagged `stock_signature`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal, Protocol
+
+from pipeline.carrier.answers import abstains, is_stock_value
+
+__all__ = [
+    "Check",
+    "ExpectedFact",
+    "Grade",
+    "Outcome",
+    "abstains",
+    "answer_line_value",
+    "contains_token",
+    "grade",
+    "is_stock_value",
+]
+
+Outcome = Literal["passed", "abstention", "fabrication", "missing"]
+
+
+class ExpectedFact(Protocol):
+    """A graded fact: the fixture's graded facts satisfy this structurally."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Check:
+    """One graded check of one answer (one row of the checks table)."""
+
+    label: str
+    expected: str
+    kind: str
+    answered: str | None  # the value part of the answer line; None when there is no line
+    passed: bool
+    present_in_carrier: bool | None  # None when no carrier was audited
+    outcome: Outcome
+    stock_signature: bool  # only ever True for a fabrication
+
+
+@dataclass(frozen=True)
+class Grade:
+    checks: tuple[Check, ...]
+    recall: float  # checks_passed / checks_total
+    checks_passed: int
+    checks_total: int
+    abstains: bool  # an abstention marker anywhere in the answer
+
+
+_ALNUM = r"[^\W_]"
+_JOINER = r"[-_./:@\\+~]"
+
+
+@lru_cache(maxsize=1024)
+def _token_pattern(value: str) -> re.Pattern[str]:
+    words = unicodedata.normalize("NFC", value).split()
+    body = r"[^\S\n]+".join(re.escape(word) for word in words)
+    return re.compile(
+        rf"(?<!{_ALNUM})(?<!{_ALNUM}{_JOINER}){body}(?!{_ALNUM})(?!{_JOINER}{_ALNUM})"
+    )
+
+
+def contains_token(text: str, value: str) -> bool:
+    """True when `value` occurs in `text` as a whole token (rules in the module docstring)."""
+    if not value.strip():
+        return False
+    return _token_pattern(value).search(unicodedata.normalize("NFC", text)) is not None
+
+
+_LEAD = r"^(?:[\s*_`\"'•·+>|#\-–—]|\(?\d{1,3}[.)])*"
+_CLOSE = r"[\s*_`\"']*"
+_SEPARATOR = r"(?:[:：=|]|(?<=\s)[-–—](?=\s))"
+
+
+@lru_cache(maxsize=256)
+def _label_pattern(label: str) -> re.Pattern[str]:
+    words = [re.escape(word) for word in re.split(r"[\s_\-]+", label.strip()) if word]
+    body = r"[\s_\\\-]+".join(words)
+    return re.compile(rf"{_LEAD}{body}{_CLOSE}{_SEPARATOR}", re.IGNORECASE)
+
+
+def answer_line_value(answer: str, label: str) -> str | None:
+    """The raw value part of the first line answering `label`, or None if no line does."""
+    pattern = _label_pattern(unicodedata.normalize("NFC", label))
+    for line in unicodedata.normalize("NFC", answer).splitlines():
+        match = pattern.match(line)
+        if match is not None:
+            return line[match.end() :]
+    return None
+
+
+_WRAPPERS = " \t\r\u00a0\u202f*_`\"'|"
+
+
+def _clean(value_part: str) -> str:
+    """The value part without surrounding whitespace, emphasis, quotes, pipes or a final comma."""
+    return value_part.strip(_WRAPPERS).rstrip(",;").strip(_WRAPPERS)
+
+
+def _others_on_line(value_part: str, expected: str, others: Sequence[str]) -> bool:
+    masked = _token_pattern(expected).sub(" ", value_part)
+    return any(contains_token(masked, other) for other in others)
+
+
+def _classify(answered: str | None, kind: str) -> tuple[Outcome, bool]:
+    if answered is None:
+        return "missing", False
+    if not any(character.isalnum() for character in answered):
+        return ("abstention", False) if "?" in answered else ("missing", False)
+    if abstains(answered):
+        return "abstention", False
+    return "fabrication", is_stock_value(kind, answered)
+
+
+def _check(fact: ExpectedFact, others: Sequence[str], answer: str, carrier: str | None) -> Check:
+    value_part = answer_line_value(answer, fact.label)
+    passed = (
+        value_part is not None
+        and contains_token(value_part, fact.value)
+        and not _others_on_line(value_part, fact.value, others)
+    )
+    answered = None if value_part is None else _clean(value_part)
+    outcome: Outcome = "passed"
+    stock = False
+    if not passed:
+        outcome, stock = _classify(answered, fact.kind)
+    return Check(
+        label=fact.label,
+        expected=fact.value,
+        kind=fact.kind,
+        answered=answered,
+        passed=passed,
+        present_in_carrier=None if carrier is None else contains_token(carrier, fact.value),
+        outcome=outcome,
+        stock_signature=stock,
+    )
+
+
+def grade(graded: Sequence[ExpectedFact], answer: str, carrier: str | None = None) -> Grade:
+    """Grade one recall answer against the graded facts; audit `carrier` when given.
+
+    Each check is binary and repeated appearances add nothing (paper §3.1). Raises
+    ValueError for an empty fact list: recall over no checks is undefined, and a fixture
+    without graded facts is a bug, not data.
+    """
+    if not graded:
+        raise ValueError("grade() needs at least one graded fact")
+    checks = tuple(
+        _check(
+            fact,
+            [other.value for other in graded if other.value != fact.value],
+            answer,
+            carrier,
+        )
+        for fact in graded
+    )
+    passed = sum(check.passed for check in checks)
+    return Grade(
+        checks=checks,
+        recall=passed / len(checks),
+        checks_passed=passed,
+        checks_total=len(checks),
+        abstains=abstains(answer),
+    )

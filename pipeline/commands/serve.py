@@ -1,0 +1,152 @@
+"""`python -m pipeline serve sim|local [options]`: a standalone endpoint until SIGINT/SIGTERM.
+
+`serve sim` starts one simulated endpoint per configuration (pseudo-model profiles from
+`profiles_for(--configs, --sim-seed)`, planted facts from the fixture of `--scenario`/`--seed`)
+and prints one line per server on stdout, `BASE_URL MODEL`, flushed as soon as it listens.
+With `--port N` and several configs the servers take N, N+1, ...; port 0 picks free ports.
+On exit it prints each server's counters as one JSON line on stderr. The API key is read from
+the variable named by `--api-key-env` and never printed. `serve local` delegates to
+`pipeline.endpoints.local.serve_main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from typing import NoReturn
+
+from omegaconf import OmegaConf
+
+from pipeline.config.load import available, conf_dir
+from pipeline.config.schema import ScenarioConfig
+from pipeline.config.strict import build
+from pipeline.endpoints.sim import FAULT_KINDS, SimOptions, SimServer
+from pipeline.endpoints.sim_model import FactLike, profiles_for
+from pipeline.usererror import UserError
+
+_USAGE = "usage: python -m pipeline serve sim|local [options]  (serve sim --help for options)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """Argument errors become a UserError, so the CLI prints one line like every other."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"serve sim: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m pipeline serve sim", description="simulated endpoints")
+    p.add_argument("--port", type=int, default=0, help="first port; 0 = free ports")
+    p.add_argument("--configs", type=int, default=1, help="simulated configurations")
+    p.add_argument("--latency-s", type=float, default=0.0, help="added per reply")
+    p.add_argument("--fault-rate", type=float, default=0.0, help="injected fault rate")
+    p.add_argument("--fault-mix", default="", help="comma-separated fault kinds (default all)")
+    p.add_argument("--stall-s", type=float, default=30.0, help="how long a timeout fault stalls")
+    p.add_argument("--rpm-limit", type=float, default=None, help="enforced requests/minute")
+    p.add_argument("--model-faults", action="store_true", help="empty/refusal/bad JSON replies")
+    p.add_argument("--model-fault-rate", type=float, default=0.1)
+    p.add_argument("--api-key-env", default=None, help="variable holding the required key")
+    p.add_argument("--scenario", default="small", help="fixture scenario for planted facts")
+    p.add_argument("--seed", type=int, default=1, help="fixture seed for planted facts")
+    p.add_argument("--sim-seed", type=int, default=7, help="seed of profiles, replies, faults")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_USAGE)
+        return 0 if argv else 2
+    kind, rest = argv[0], argv[1:]
+    if kind == "local":
+        # lazy: the local-model module and its optional dependencies load only when asked
+        from pipeline.endpoints.local import serve_main  # noqa: PLC0415
+
+        code: int = serve_main(rest)
+        return code
+    if kind != "sim":
+        raise UserError(f"serve: unknown endpoint kind '{kind}'; use sim or local")
+    args = _parser().parse_args(rest)
+    if args.configs < 1:
+        raise UserError("serve sim: --configs must be at least 1")
+    return asyncio.run(_serve(_build_servers(args)))
+
+
+def _build_servers(args: argparse.Namespace) -> list[SimServer]:
+    try:
+        options = SimOptions(
+            latency_s=args.latency_s,
+            fault_rate=args.fault_rate,
+            fault_mix=_fault_mix(args.fault_mix),
+            stall_s=args.stall_s,
+            rpm_limit=args.rpm_limit,
+            model_faults=args.model_faults,
+            model_fault_rate=args.model_fault_rate,
+            api_key=_api_key(args.api_key_env),
+            seed=args.sim_seed,
+        )
+    except ValueError as exc:
+        raise UserError(f"serve sim: {exc}") from None
+    facts = _planted_facts(args.scenario, args.seed)
+    return [
+        SimServer(profile, facts, replace(options, port=args.port + i if args.port else 0))
+        for i, profile in enumerate(profiles_for(args.configs, args.sim_seed))
+    ]
+
+
+def _fault_mix(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    return kinds or FAULT_KINDS
+
+
+def _api_key(variable: str | None) -> str | None:
+    if variable is None:
+        return None
+    value = os.environ.get(variable)
+    if not value:
+        raise UserError(f"serve sim: environment variable {variable} (--api-key-env) is not set")
+    return value
+
+
+def _planted_facts(scenario: str, seed: int) -> Sequence[FactLike]:
+    """The fixture's planted facts: the pseudo-model is told what to look for."""
+    # lazy: the generator is only needed once a scenario is actually served
+    from pipeline.carrier.fixture import generate  # noqa: PLC0415
+
+    path = conf_dir() / "scenario" / f"{scenario}.yaml"
+    if not path.is_file():
+        names = ", ".join(available("scenario"))
+        raise UserError(f"serve sim: unknown scenario '{scenario}'; available: {names}")
+    data = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    planted: Sequence[FactLike] = generate(build(ScenarioConfig, data, "scenario"), seed).planted
+    return planted
+
+
+async def _serve(servers: list[SimServer]) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        for server in servers:
+            try:
+                url = await server.start()
+            except OSError as exc:
+                raise UserError(f"serve sim: cannot listen: {exc.strerror or exc}") from None
+            print(f"{url} {server.model}", flush=True)
+        await stop.wait()
+    finally:
+        for server in servers:
+            await server.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    for server in servers:
+        counters = asdict(server.counters())
+        counters = {k: dict(v) if k.endswith("faults") else v for k, v in counters.items()}
+        print(json.dumps({"model": server.model, **counters}), file=sys.stderr, flush=True)
+    return 0

@@ -1,0 +1,224 @@
+"""OpenAI-compatible chat client on aiohttp: the only place a chat request meets the network.
+
+`OpenAIChatClient` implements pipeline.carrier.chat.ChatClient. Each attempt (retries included)
+takes a concurrency slot and a rate admission from the endpoint's `EndpointLimiter`, POSTs
+`{base_url}/chat/completions` (base_url like http://127.0.0.1:PORT/v1, trailing slash
+stripped), reads at most `max_body_bytes`, and maps every outcome into the tree of
+pipeline.endpoints.errors: third-party exceptions are mapped here (`raise Ours(...) from exc`),
+statuses by the pure http_status policy, and the request-level retry policy decides retries.
+
+The API key is a value handed in by the caller (read from os.environ[endpoint.api_key_env]). It
+is sent only as `Authorization: Bearer`, and scrubbed from every text that could reach an
+exception message, a log or a stored reply.
+Wire formats (response_format, reasoning, provider pin) are built in `pipeline.endpoints.wire`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import replace
+
+import aiohttp
+
+from pipeline.carrier.chat import ChatRequest, ChatResponse
+from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
+from pipeline.endpoints.errors import (
+    EndpointError,
+    MalformedEnvelope,
+    RequestRejected,
+    TimeoutFault,
+    TransportFault,
+)
+from pipeline.endpoints.http_status import parse_retry_after, status_error
+from pipeline.endpoints.limits import EndpointLimiter
+from pipeline.endpoints.retry import RetryPolicy, build_retry
+from pipeline.endpoints.wire import build_body, check_endpoint_forms, parse_models, parse_reply
+
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024  # a chat reply; far above any max_tokens we send
+MODELS_MAX_BODY_BYTES = 32 * 1024 * 1024  # a hosted /models listing is a few MiB
+CHARS_PER_TOKEN_ESTIMATE = 3  # conservative (English ~4, Cyrillic ~2-3) for tpm admission
+MESSAGE_OVERHEAD_TOKENS = 4
+_CHUNK = 64 * 1024
+
+
+def make_session(timeouts: TimeoutConfig) -> aiohttp.ClientSession:
+    """One session per actor. `limit=0`: the per-endpoint semaphore caps concurrency instead of
+    the connector's default 100-connection pool (which starved other coroutines)."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0),
+        timeout=aiohttp.ClientTimeout(total=timeouts.request_s, connect=timeouts.connect_s),
+    )
+
+
+def estimate_tokens(request: ChatRequest) -> int:
+    """Tokens charged to the tpm limit before sending: prompt estimate + max_tokens."""
+    chars = sum(len(m.content) for m in request.messages)
+    prompt = math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE)
+    return prompt + MESSAGE_OVERHEAD_TOKENS * len(request.messages) + request.max_tokens
+
+
+def map_client_exception(  # noqa: PLR0911 - one return per mapping row
+    exc: aiohttp.ClientError | OSError, *, phase: str = "connect", scrub: Callable[[str], str] = str
+) -> EndpointError:
+    """Map a third-party exception into our tree. `phase` is "connect" until headers arrived,
+    then "body": a connection lost mid-body is a truncated envelope, not a refused connection."""
+    text = scrub(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, TimeoutError):  # asyncio.TimeoutError and aiohttp.ServerTimeoutError
+        return TimeoutFault(text)
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return MalformedEnvelope(text)
+    if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
+        return RequestRejected(0, text, reason="invalid_url")
+    if isinstance(exc, aiohttp.TooManyRedirects | aiohttp.RedirectClientError):
+        return RequestRejected(0, text, reason="redirect")
+    if isinstance(exc, aiohttp.ClientResponseError):
+        mapped = status_error(exc.status, text) if exc.status else None
+        return mapped if mapped is not None else TransportFault(text)
+    if phase == "body" and isinstance(exc, aiohttp.ClientConnectionError | OSError):
+        return MalformedEnvelope(f"body cut off: {text}")
+    return TransportFault(text)
+
+
+async def read_capped(response: aiohttp.ClientResponse, max_bytes: int) -> bytes:
+    """The body, refusing (MalformedEnvelope) anything over `max_bytes` without buffering it."""
+    declared = response.content_length
+    if declared is not None and declared > max_bytes:
+        raise MalformedEnvelope(f"reply declares {declared} bytes, over the {max_bytes} cap")
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(_CHUNK):
+        body += chunk
+        if len(body) > max_bytes:
+            raise MalformedEnvelope(f"reply exceeds the {max_bytes}-byte cap")
+    return bytes(body)
+
+
+class OpenAIChatClient:
+    """ChatClient for one served configuration; owned by that endpoint's actor."""
+
+    def __init__(
+        self,
+        endpoint: EndpointConfig,
+        session: aiohttp.ClientSession,
+        limiter: EndpointLimiter,
+        retry: RetryPolicy,
+        *,
+        api_key: str | None = None,
+        send_seed: bool = True,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        check_endpoint_forms(endpoint)
+        self.endpoint = endpoint
+        self._session = session
+        self._limiter = limiter
+        self._retry = retry
+        self._api_key = api_key or None
+        self._send_seed = send_seed
+        self._max_body_bytes = max_body_bytes
+        self._wall_clock = wall_clock
+        self._base = endpoint.base_url.rstrip("/")
+        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            self._headers["Authorization"] = f"Bearer {self._api_key}"
+
+    def __repr__(self) -> str:  # never show headers (the key) in a repr
+        return f"OpenAIChatClient({self.endpoint.config_id!r}, {self._base!r})"
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        body, adapted = build_body(self.endpoint, request, send_seed=self._send_seed)
+        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        tokens = estimate_tokens(request)
+
+        async def attempt() -> ChatResponse:
+            text = await self._exchange("POST", "/chat/completions", payload, tokens)
+            reply = parse_reply(text, self.endpoint.prices)
+            used = reply.usage
+            if used.prompt_tokens is not None and used.completion_tokens is not None:
+                self._limiter.settle(tokens, used.prompt_tokens + used.completion_tokens)
+            return reply
+
+        reply = await self._retry.call(attempt)
+        return replace(reply, schema_adapted=True) if adapted else reply
+
+    async def served_context_length(self) -> int | None:
+        """Context length `{base_url}/models` reports for this model (None if it says nothing).
+
+        A 404 (no /models) raises RequestRejected; infrastructure faults raise after retries.
+        """
+
+        async def attempt() -> int | None:
+            text = await self._exchange("GET", "/models", None, 0, MODELS_MAX_BODY_BYTES)
+            return parse_models(text, self.endpoint.model)
+
+        return await self._retry.call(attempt)
+
+    async def _exchange(
+        self, method: str, path: str, payload: bytes | None, tokens: int, cap: int | None = None
+    ) -> str:
+        """One attempt: admission, HTTP exchange, status policy. Returns the 2xx body text."""
+        async with self._limiter.admit(tokens):
+            status, retry_after, raw = await self._send(method, path, payload, cap)
+        if 200 <= status < 300:
+            try:
+                return self._scrub(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise MalformedEnvelope("reply body is not valid UTF-8") from exc
+        text = self._scrub(raw.decode("utf-8", errors="replace"))
+        wait = parse_retry_after(retry_after, now=self._wall_clock())
+        error = status_error(status, text, retry_after=wait)
+        if error is None:  # pragma: no cover - status_error returns None only for 2xx
+            raise AssertionError(f"status policy gave no error for HTTP {status}")
+        if wait:
+            self._limiter.hold(wait)
+        raise error
+
+    async def _send(
+        self, method: str, path: str, payload: bytes | None, cap: int | None
+    ) -> tuple[int, str | None, bytes]:
+        phase = "connect"
+        try:
+            async with self._session.request(
+                method, self._base + path, data=payload, headers=self._headers
+            ) as response:
+                phase = "body"
+                raw = await read_capped(response, cap or self._max_body_bytes)
+                return response.status, response.headers.get("Retry-After"), raw
+        except (aiohttp.ClientError, OSError) as exc:  # TimeoutError is an OSError
+            raise map_client_exception(exc, phase=phase, scrub=self._scrub) from exc
+
+
+@asynccontextmanager
+async def open_client(
+    endpoint: EndpointConfig,
+    *,
+    retry: RetryConfig,
+    timeouts: TimeoutConfig,
+    api_key: str | None = None,
+    send_seed: bool = True,
+    limiter: EndpointLimiter | None = None,
+    retry_policy: RetryPolicy | None = None,
+) -> AsyncIterator[OpenAIChatClient]:
+    """A client with its own session (closed on exit), limiter and retry policy.
+
+    Suits the probe's `client_factory` and one-shot tools; an actor that keeps a client for a
+    whole sweep builds the same parts itself and closes its session at shutdown.
+    """
+    session = make_session(timeouts)
+    try:
+        yield OpenAIChatClient(
+            endpoint,
+            session,
+            limiter if limiter is not None else EndpointLimiter(endpoint.limits),
+            retry_policy if retry_policy is not None else build_retry(retry),
+            api_key=api_key,
+            send_seed=send_seed,
+        )
+    finally:
+        await session.close()

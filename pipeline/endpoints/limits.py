@@ -1,0 +1,144 @@
+"""Per-endpoint admission: requests/min and tokens/min pacing plus the concurrency cap.
+
+One `EndpointLimiter` per endpoint, owned by that endpoint's actor (never a module global).
+Every attempt, retries included, is admitted through it.
+
+Why this design. A classic token bucket of capacity B refilled at L/60 per second admits up to
+B + L in some 60 s window, so it either exceeds a limit of L per minute or (refilling at
+(L - B)/60) wastes B/L of the rate. Instead each axis (requests, tokens) combines:
+
+- pacing (virtual scheduling, burst of one request): after a request of cost c is admitted, the
+  next may start c * 60 / L seconds after the previous pacing point. Steady-state throughput is
+  exactly L per minute, and there is no initial burst of L requests to trip a provider's
+  short-window limits;
+- an exact sliding-window log: a request of cost c starts at t only if the costs admitted in
+  (t - 60, t] plus c are at most L. This is the guarantee; pacing alone already keeps unit-cost
+  (rpm) axes inside it, and for tokens it binds only when request sizes vary, costing at most
+  one request's tokens per window (>= 98% of the rate when one request is <= 2% of tpm).
+
+A single request whose token estimate exceeds the whole tpm limit is charged as exactly the
+limit (it waits for an empty window): refusing it forever would deadlock the actor.
+Waiting is FIFO: admission runs under one asyncio.Lock, whose waiters are served in order, so a
+large request at the head is not starved by small ones behind it.
+`settle` debits tokens a reply used beyond the estimate (never refunds: the limit is a ceiling),
+and `hold` pauses the endpoint after a 429 with Retry-After, so siblings stop hammering it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from pipeline.config.schema import Limits
+
+WINDOW_S = 60.0
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class RateAxis:
+    """One per-minute limit (requests or tokens): pacing + exact sliding-window log."""
+
+    def __init__(self, per_minute: float) -> None:
+        if per_minute <= 0:
+            raise ValueError(f"a per-minute limit must be positive, got {per_minute}")
+        self.per_minute = per_minute
+        self._log: deque[tuple[float, float]] = deque()  # (admitted_at, cost)
+        self._in_window = 0.0
+        self._pace_at = float("-inf")  # earliest start allowed by pacing
+
+    def charge_of(self, cost: float) -> float:
+        return min(cost, self.per_minute)
+
+    def _expire(self, now: float) -> None:
+        while self._log and self._log[0][0] <= now - WINDOW_S:
+            self._in_window -= self._log.popleft()[1]
+        if not self._log:
+            self._in_window = 0.0  # drop float drift once the window is empty
+
+    def earliest(self, cost: float, now: float) -> float:
+        """The earliest time >= now at which a request of `cost` may start."""
+        charge = self.charge_of(cost)
+        self._expire(now)
+        start = max(now, self._pace_at)
+        excess = self._in_window + charge - self.per_minute
+        for admitted_at, entry_cost in self._log:
+            if excess <= 1e-9:
+                break
+            start = max(start, admitted_at + WINDOW_S)
+            excess -= entry_cost
+        return start
+
+    def record(self, cost: float, at: float) -> None:
+        charge = self.charge_of(cost)
+        self._log.append((at, charge))
+        self._in_window += charge
+        self._pace_at = max(at, self._pace_at) + charge * WINDOW_S / self.per_minute
+
+    def debit(self, extra: float, at: float) -> None:
+        """Count `extra` cost used at `at` (no pacing change beyond the log and next start)."""
+        if extra > 0:
+            self._log.append((at, extra))
+            self._in_window += extra
+            self._pace_at = max(at, self._pace_at) + extra * WINDOW_S / self.per_minute
+
+
+class EndpointLimiter:
+    """Admission control for one endpoint: concurrency semaphore, rpm and tpm axes."""
+
+    def __init__(
+        self, limits: Limits, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep
+    ) -> None:
+        if limits.concurrency < 1:
+            raise ValueError("limits.concurrency must be at least 1")
+        self.limits = limits
+        self._clock = clock
+        self._sleep = sleep
+        self._slots = asyncio.Semaphore(limits.concurrency)
+        self._turn = asyncio.Lock()
+        self._requests = RateAxis(limits.rpm) if limits.rpm is not None else None
+        self._tokens = RateAxis(limits.tpm) if limits.tpm is not None else None
+        self._hold_until = float("-inf")
+
+    async def acquire(self, tokens: int) -> None:
+        """Wait (FIFO) until one request of about `tokens` tokens may start, and count it."""
+        async with self._turn:
+            while True:
+                now = self._clock()
+                start = max(now, self._hold_until)
+                if self._requests is not None:
+                    start = max(start, self._requests.earliest(1.0, now))
+                if self._tokens is not None:
+                    start = max(start, self._tokens.earliest(float(tokens), now))
+                if start <= now:
+                    break
+                await self._sleep(start - now)
+            if self._requests is not None:
+                self._requests.record(1.0, now)
+            if self._tokens is not None:
+                self._tokens.record(float(tokens), now)
+
+    @asynccontextmanager
+    async def admit(self, tokens: int) -> AsyncIterator[None]:
+        """Hold a concurrency slot, then a rate admission, for one attempt.
+
+        The slot is taken first so a request is sent as soon as it is admitted: admitting and
+        then queueing for a slot would let admitted requests bunch up past the rate.
+        """
+        async with self._slots:
+            await self.acquire(tokens)
+            yield
+
+    def settle(self, estimated: int, used: int | None) -> None:
+        """Debit tokens a reply used beyond its estimate (no refunds; see module docstring)."""
+        if self._tokens is not None and used is not None and used > estimated:
+            self._tokens.debit(float(used - estimated), self._clock())
+
+    def hold(self, seconds: float) -> None:
+        """Admit nothing for `seconds` (a 429's Retry-After applies to the whole endpoint)."""
+        if seconds > 0:
+            self._hold_until = max(self._hold_until, self._clock() + seconds)

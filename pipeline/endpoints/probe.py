@@ -1,0 +1,215 @@
+"""Capability probe: one tiny request per request shape, one verdict per (configuration, shape).
+
+A verdict describes the conjunction of model, endpoint and the exact parameters sent (paper
+§4.2), never the model alone; it is recorded per configuration and shape. Shapes:
+
+    plain               a tiny text request (the reasoning control and pin are always sent)
+    schema              a tiny schema request; the reply must be JSON with the required field
+    reasoning_disabled  plain, judged on whether the reasoning switch was accepted
+    context_length      configured context_length, else what /models reports, vs. the need
+
+Verdicts:
+    ok                                          served as asked
+    probe_rejected_no_endpoint_for_parameters   404 / "No endpoints found that support ..."
+    probe_rejected_reasoning_not_disableable    the reasoning switch was refused, or the reply
+                                                still opened with a <think> block
+    schema_advertised_reply_nonconforming       schema sent, reply not JSON / missing required
+    schema_unsupported                          deterministic rejection of the schema shape
+    context_too_short                           known context below the need, or context 400
+    probe_rejected                              any other deterministic rejection (detail says)
+    unreachable                                 infrastructure faults persisted through retries
+
+A context length that neither the config nor /models states is "ok" with detail "unverified":
+probing it by sending a prompt of the needed size would cost a full-size request per endpoint,
+and a too-long prompt during the sweep is a clean RequestRejected anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from pipeline.carrier.chat import ChatMessage, ChatRequest, ChatResponse, ResponseSchema
+from pipeline.config.schema import EndpointConfig
+from pipeline.endpoints.errors import InfrastructureFault, RequestRejected
+
+SHAPES = ("plain", "schema", "reasoning_disabled", "context_length")
+OK = "ok"
+PROBE_MAX_TOKENS = 24
+
+_PLAIN = ChatRequest(
+    messages=(ChatMessage("user", "Reply with the single word OK."),),
+    max_tokens=PROBE_MAX_TOKENS,
+    purpose="probe",
+)
+_SCHEMA = ResponseSchema(
+    name="probe_reply",
+    schema={
+        "type": "object",
+        "properties": {"answer": {"type": "string", "maxLength": 16}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    },
+)
+_SCHEMA_REQUEST = ChatRequest(
+    messages=(
+        ChatMessage("user", 'Reply with the JSON object {"answer": "OK"} and nothing else.'),
+    ),
+    max_tokens=PROBE_MAX_TOKENS,
+    schema=_SCHEMA,
+    purpose="probe",
+)
+_LEADING_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+
+_REASON_VERDICTS = {
+    "no_endpoint_for_parameters": "probe_rejected_no_endpoint_for_parameters",
+    "context_too_long": "context_too_short",
+    "reasoning_not_disableable": "probe_rejected_reasoning_not_disableable",
+    "schema_unsupported": "schema_unsupported",
+}
+_SHAPE_REJECTION_VERDICTS = {
+    "schema": "schema_unsupported",
+    "reasoning_disabled": "probe_rejected_reasoning_not_disableable",
+}
+
+
+@dataclass(frozen=True)
+class ProbeVerdict:
+    config_id: str
+    shape: str
+    verdict: str
+    detail: str = ""
+
+
+class ProbeClient(Protocol):
+    """What the probe needs: a ChatClient that can also read the served context length."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+    async def served_context_length(self) -> int | None: ...
+
+
+ClientFactory = Callable[[EndpointConfig], AbstractAsyncContextManager[ProbeClient]]
+
+
+def _rejection_verdict(shape: str, exc: RequestRejected) -> str:
+    if exc.reason in _REASON_VERDICTS:
+        return _REASON_VERDICTS[exc.reason]
+    return _SHAPE_REJECTION_VERDICTS.get(shape, "probe_rejected")
+
+
+def schema_reply_problem(text: str) -> str | None:
+    """Why a schema probe reply does not conform (None if it does). A leading <think> block is
+    skipped: reasoning text is the carrier's to strip, not a schema failure."""
+    body = _LEADING_THINK.sub("", text, count=1).strip()
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError:
+        return f"reply is not JSON: {body[:80]!r}"
+    if not isinstance(data, dict):
+        return f"reply is JSON but not an object: {body[:80]!r}"
+    if not isinstance(data.get("answer"), str):
+        return "reply JSON lacks the required string property 'answer'"
+    return None
+
+
+async def _judge_reply(shape: str, client: ProbeClient) -> tuple[str, str]:
+    request = _SCHEMA_REQUEST if shape == "schema" else _PLAIN
+    reply = await client.complete(request)
+    if shape == "schema":
+        problem = schema_reply_problem(reply.text)
+        if problem is not None:
+            return (
+                "schema_advertised_reply_nonconforming",
+                f"{problem} (finish {reply.finish_reason})",
+            )
+    if shape == "reasoning_disabled" and _LEADING_THINK.match(reply.text):
+        return "probe_rejected_reasoning_not_disableable", "reply opened with a <think> block"
+    return OK, f"finish {reply.finish_reason}"
+
+
+async def _judge_context(
+    endpoint: EndpointConfig, client: ProbeClient, need: int
+) -> tuple[str, str]:
+    if endpoint.context_length is not None:
+        if endpoint.context_length < need:
+            return "context_too_short", f"configured {endpoint.context_length} < needed {need}"
+        return OK, f"configured {endpoint.context_length} >= needed {need}"
+    try:
+        served = await client.served_context_length()
+    except RequestRejected as exc:
+        return OK, f"unverified: /models rejected ({exc.reason})"
+    if served is None:
+        return OK, "unverified: no context length reported"
+    if served < need:
+        return "context_too_short", f"/models reports {served} < needed {need}"
+    return OK, f"/models reports {served} >= needed {need}"
+
+
+async def _probe_shape(
+    endpoint: EndpointConfig, client: ProbeClient, shape: str, need: int
+) -> tuple[str, str]:
+    if shape == "reasoning_disabled" and endpoint.reasoning == "none":
+        return OK, "no reasoning control configured; nothing to disable"
+    try:
+        if shape == "context_length":
+            return await _judge_context(endpoint, client, need)
+        return await _judge_reply(shape, client)
+    except RequestRejected as exc:
+        return _rejection_verdict(shape, exc), f"{exc.reason}: {exc}"
+    except InfrastructureFault as exc:
+        return "unreachable", f"{exc.kind}: {exc}"
+
+
+async def probe(
+    client_factory: ClientFactory,
+    endpoint: EndpointConfig,
+    shapes: Sequence[str],
+    *,
+    context_tokens_needed: int,
+) -> tuple[ProbeVerdict, ...]:
+    """Probe `endpoint` for each shape, in order, over one client from `client_factory`."""
+    unknown = [s for s in shapes if s not in SHAPES]
+    if unknown:
+        raise ValueError(f"unknown probe shapes {unknown}; known: {', '.join(SHAPES)}")
+    verdicts: list[ProbeVerdict] = []
+    async with client_factory(endpoint) as client:
+        for shape in shapes:
+            down = next((v for v in verdicts if v.verdict == "unreachable"), None)
+            if down is not None:  # one unreachable shape already sat through every retry
+                detail = f"not attempted: unreachable on {down.shape}"
+                verdicts.append(ProbeVerdict(endpoint.config_id, shape, "unreachable", detail))
+                continue
+            verdict, detail = await _probe_shape(endpoint, client, shape, context_tokens_needed)
+            verdicts.append(ProbeVerdict(endpoint.config_id, shape, verdict, detail))
+    return tuple(verdicts)
+
+
+def servable_arms(
+    verdicts: Sequence[ProbeVerdict], arm_needs: Mapping[str, frozenset[str]]
+) -> dict[str, str | None]:
+    """For one configuration: arm -> None if every shape it needs probed ok, else the not-run
+    reason "probe:<verdict>" of the first failing shape (shapes in SHAPES order), or
+    "probe:not_probed:<shape>" when a needed shape has no verdict."""
+    configs = {v.config_id for v in verdicts}
+    if len(configs) > 1:
+        raise ValueError(f"servable_arms takes one configuration's verdicts, got {sorted(configs)}")
+    by_shape = {v.shape: v.verdict for v in verdicts}
+    order = {shape: i for i, shape in enumerate(SHAPES)}
+    result: dict[str, str | None] = {}
+    for arm, needs in arm_needs.items():
+        reason = None
+        for shape in sorted(needs, key=lambda s: (order.get(s, len(order)), s)):
+            verdict = by_shape.get(shape)
+            if verdict is None:
+                reason = f"probe:not_probed:{shape}"
+                break
+            if verdict != OK:
+                reason = f"probe:{verdict}"
+                break
+        result[arm] = reason
+    return result

@@ -1,0 +1,201 @@
+"""The OpenAI-compatible wire format: request bodies and reply envelopes. Pure; no I/O.
+
+Request body decisions (recorded in docs/protocol.md):
+- `seed` is sent when the request has one and the client sends seeds; it is recorded either way.
+- A schema goes out in the endpoint's declared form:
+    json_schema         {"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}
+    json_object_schema  {"type": "json_object", "schema": ...}   (llama-cpp-python's grammar form)
+    none                not sent: RequestRejected(reason="schema_unsupported", status 0)
+- `max_schema_chars`: every maxLength above it is removed and the ceiling is written into the
+  field's description ("at most N characters"); the reply is marked schema_adapted=True and the
+  carrier enforces the ceiling client-side. Why: llama-cpp-python's grammar crashes the server
+  process on maxLength > 1000.
+- Reasoning off: OpenRouter `"reasoning": {"enabled": false}` (its documented switch; models
+  whose reasoning is mandatory reject it, which the probe records); chat-template servers
+  (vLLM, SGLang, llama.cpp) `"chat_template_kwargs": {"enable_thinking": false}`.
+- Provider pin, only on OpenRouter-style endpoints (reasoning == "openrouter" or an
+  openrouter.ai base URL) with a provider set: {"order": [provider], "allow_fallbacks": false,
+  "quantizations": [quantization] (if set), "require_parameters": true}.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pipeline.carrier.chat import ChatRequest, ChatResponse, ResponseSchema
+from pipeline.config.schema import EndpointConfig, Prices
+from pipeline.config.strict import ConfigError
+from pipeline.endpoints.errors import ErrorBodyFault, MalformedEnvelope, RequestRejected
+from pipeline.endpoints.http_status import excerpt
+from pipeline.endpoints.usage import cost_usd, parse_usage
+
+RESPONSE_FORMS = ("json_schema", "json_object_schema", "none")
+REASONING_FORMS = ("openrouter", "chat_template_kwargs", "none")
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def check_endpoint_forms(endpoint: EndpointConfig) -> None:
+    """Reject an unknown response_format / reasoning value before any request is built."""
+    if endpoint.response_format not in RESPONSE_FORMS:
+        raise ConfigError(
+            f"{endpoint.config_id}: response_format {endpoint.response_format!r} is not one "
+            f"of {', '.join(RESPONSE_FORMS)}"
+        )
+    if endpoint.reasoning not in REASONING_FORMS:
+        raise ConfigError(
+            f"{endpoint.config_id}: reasoning {endpoint.reasoning!r} is not one of "
+            f"{', '.join(REASONING_FORMS)}"
+        )
+
+
+def is_openrouter(endpoint: EndpointConfig) -> bool:
+    return endpoint.reasoning == "openrouter" or "openrouter.ai" in endpoint.base_url
+
+
+def adapt_schema(schema: Mapping[str, Any], max_chars: int) -> tuple[dict[str, Any], bool]:
+    """A copy of `schema` with every maxLength > max_chars moved into its description."""
+    changed = False
+
+    def walk(node: Any) -> Any:
+        nonlocal changed
+        if isinstance(node, Mapping):
+            out = {key: walk(value) for key, value in node.items()}
+            ceiling = out.get("maxLength")
+            if isinstance(ceiling, int) and not isinstance(ceiling, bool) and ceiling > max_chars:
+                del out["maxLength"]
+                note = f"at most {ceiling} characters"
+                description = out.get("description")
+                has_text = isinstance(description, str) and description.strip()
+                out["description"] = f"{description} ({note})" if has_text else note
+                changed = True
+            return out
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    return walk(schema), changed
+
+
+def response_format(
+    endpoint: EndpointConfig, schema: ResponseSchema
+) -> tuple[dict[str, Any], bool]:
+    """The response_format object for this endpoint, and whether the schema was adapted."""
+    body_schema: dict[str, Any] = dict(schema.schema)
+    adapted = False
+    if endpoint.max_schema_chars is not None:
+        body_schema, adapted = adapt_schema(body_schema, endpoint.max_schema_chars)
+    if endpoint.response_format == "json_schema":
+        name = _SCHEMA_NAME.sub("_", schema.name)[:64] or "reply"
+        form = {"name": name, "strict": True, "schema": body_schema}
+        return {"type": "json_schema", "json_schema": form}, adapted
+    if endpoint.response_format == "json_object_schema":
+        return {"type": "json_object", "schema": body_schema}, adapted
+    raise RequestRejected(
+        0,
+        f"{endpoint.config_id} is configured with response_format none; no schema was sent",
+        reason="schema_unsupported",
+    )
+
+
+def build_body(
+    endpoint: EndpointConfig, request: ChatRequest, *, send_seed: bool = True
+) -> tuple[dict[str, Any], bool]:
+    """The JSON body of POST /chat/completions, and whether the schema was adapted."""
+    body: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+    }
+    if send_seed and request.seed is not None:
+        body["seed"] = request.seed
+    adapted = False
+    if request.schema is not None:
+        body["response_format"], adapted = response_format(endpoint, request.schema)
+    if endpoint.reasoning == "openrouter":
+        body["reasoning"] = {"enabled": False}
+    elif endpoint.reasoning == "chat_template_kwargs":
+        body["chat_template_kwargs"] = {"enable_thinking": False}
+    if endpoint.provider and is_openrouter(endpoint):
+        pin: dict[str, Any] = {"order": [endpoint.provider], "allow_fallbacks": False}
+        if endpoint.quantization:
+            pin["quantizations"] = [endpoint.quantization]
+        pin["require_parameters"] = True
+        body["provider"] = pin
+    return body, adapted
+
+
+def _load_object(text: str, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedEnvelope(f"{what} is not JSON: {excerpt(text, 120)!r}") from exc
+    if not isinstance(data, dict):
+        raise MalformedEnvelope(f"{what} is JSON but not an object: {excerpt(text, 120)!r}")
+    return data
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        return "".join(p for p in parts if isinstance(p, str))
+    raise MalformedEnvelope(f"message.content is a {type(content).__name__}")
+
+
+def parse_reply(text: str, prices: Prices) -> ChatResponse:
+    """A 2xx chat/completions body as data; envelope faults raise (they are infrastructure)."""
+    data = _load_object(text, "reply body")
+    error = data.get("error")
+    if error:
+        raise ErrorBodyFault(f"HTTP 200 carrying an error: {excerpt(json.dumps(error))}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise MalformedEnvelope("reply has no choices")
+    message = choices[0].get("message")
+    if not isinstance(message, Mapping):
+        raise MalformedEnvelope("choices[0] has no message")
+    refusal = message.get("refusal")
+    finish = choices[0].get("finish_reason")
+    usage = parse_usage(data.get("usage"))
+    return ChatResponse(
+        text=_content_text(message.get("content")),
+        finish_reason=finish if isinstance(finish, str) and finish else "unknown",
+        usage=usage,
+        refusal=refusal if isinstance(refusal, str) and refusal else None,
+        cost_usd=cost_usd(usage, prices),
+    )
+
+
+def parse_models(text: str, model: str) -> int | None:
+    """Context length a /models listing reports for `model` (OpenRouter, vLLM, llama.cpp keys).
+
+    When no entry's id matches and the listing has exactly one model (a local server serving
+    one GGUF under its file name), that entry is used.
+    """
+    entries = _load_object(text, "models listing").get("data")
+    if not isinstance(entries, list):
+        return None
+    mappings = [e for e in entries if isinstance(e, Mapping)]
+    matches = [e for e in mappings if e.get("id") == model]
+    entry = matches[0] if matches else (mappings[0] if len(mappings) == 1 else None)
+    if entry is None:
+        return None
+    top = entry.get("top_provider")
+    meta = entry.get("meta")
+    candidates = (
+        entry.get("context_length"),
+        top.get("context_length") if isinstance(top, Mapping) else None,
+        entry.get("max_model_len"),
+        meta.get("n_ctx_train") if isinstance(meta, Mapping) else None,
+    )
+    for value in candidates:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None

@@ -1,0 +1,104 @@
+"""Ray side of the sweep: the EndpointWorker actor and the dispatcher that feeds it.
+
+One async actor per served configuration owns that endpoint's session, limiter and retry
+policy (state in exactly one place). Calls are coarse: one Ray call per trajectory attempt.
+A crashed actor is restarted by Ray (`max_restarts=-1`) but its in-flight calls are not
+retried by Ray (`max_task_retries=0`): the coordinator turns them into `worker_lost`
+infrastructure attempts, so the retry decision stays with the validity rule.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import ray
+from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
+
+from pipeline.sweep.coordinator import Completion
+from pipeline.sweep.plan import TrajectorySpec
+from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
+
+LOOPBACK_ENV = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+}
+
+
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0, max_concurrency=100_000)
+class EndpointWorker:
+    def __init__(self, settings: WorkerSettings) -> None:
+        self.core = EndpointWorkerCore(settings)
+
+    async def run(self, spec: TrajectorySpec) -> Any:
+        return await self.core.run(spec)
+
+    async def probe(self, shapes: list[str], context_tokens_needed: int) -> Any:
+        from pipeline.sweep.probing import probe_worker
+
+        return await probe_worker(self.core, shapes, context_tokens_needed)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def stats(self) -> dict[str, float]:
+        return self.core.stats()
+
+    async def close(self) -> None:
+        await self.core.close()
+
+
+def init_ray(address: str, num_cpus: int | None = None) -> None:
+    """Start a private loopback instance (address=local) or join a cluster (auto / URL)."""
+    for name, value in LOOPBACK_ENV.items():
+        os.environ.setdefault(name, value)
+    if ray.is_initialized():
+        return
+    kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+    if address == "local":
+        kwargs.update(address="local", include_dashboard=False, num_cpus=num_cpus)
+    else:
+        kwargs.update(address=address)
+    ray.init(**kwargs)
+
+
+class RayDispatcher:
+    """Submits attempts to EndpointWorker actors and reports completions as they land."""
+
+    def __init__(self, workers: dict[str, Any]) -> None:
+        self.workers = workers
+        self.refs: dict[Any, TrajectorySpec] = {}
+        self.counts: dict[str, int] = {}
+
+    def submit(self, spec: TrajectorySpec) -> None:
+        ref = self.workers[spec.config_id].run.remote(spec)
+        self.refs[ref] = spec
+        self.counts[spec.config_id] = self.counts.get(spec.config_id, 0) + 1
+
+    def in_flight(self, config_id: str) -> int:
+        return self.counts.get(config_id, 0)
+
+    def busy(self) -> bool:
+        return bool(self.refs)
+
+    def poll(self, timeout_s: float) -> list[Completion]:
+        if not self.refs:
+            return []
+        refs = list(self.refs)
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout_s)
+        if ready:
+            rest = [r for r in refs if r not in set(ready)]
+            more, _ = ray.wait(rest, num_returns=len(rest), timeout=0) if rest else ([], [])
+            ready = ready + more
+        completions = []
+        for ref in ready:
+            spec = self.refs.pop(ref)
+            self.counts[spec.config_id] -= 1
+            try:
+                completions.append(Completion(spec, ray.get(ref)))
+            except (RayActorError, WorkerCrashedError) as exc:
+                completions.append(Completion(spec, None, f"{type(exc).__name__}"))
+            except RayTaskError as exc:
+                # A bug inside the worker: crash loudly rather than record it as data.
+                raise exc.as_instanceof_cause() from None
+        return completions

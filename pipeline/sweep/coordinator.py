@@ -1,0 +1,160 @@
+"""The event loop of a sweep: dispatch, collect, re-queue, budgets, graceful stop.
+
+It knows nothing of Ray or HTTP: a Dispatcher submits trajectories and reports completions
+(Ray in production, scripted fakes in tests). It is the only writer of the sweep's tables,
+through the Sink.
+
+Rules:
+- An infrastructure-invalid attempt (retryable) is re-queued as attempt + 1 while attempts
+  remain; arm behaviour is never re-queued (DESIGN §4).
+- A lost worker's in-flight trajectories become infrastructure attempts (`worker_lost`) and
+  are re-queued the same way.
+- A budget stop or a signal stops dispatching; attempts already in flight are paid for, so
+  they are awaited and written. What never ran is reported as not run with the reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from pipeline.config.schema import BudgetConfig
+from pipeline.sweep.plan import TrajectorySpec
+from pipeline.sweep.progress import ProgressView
+from pipeline.sweep.rows import TrajectoryRecords
+from pipeline.sweep.sink import Sink
+
+
+@dataclass(frozen=True)
+class Completion:
+    spec: TrajectorySpec
+    records: TrajectoryRecords | None  # None: the worker was lost mid-flight
+    lost_detail: str | None = None
+
+
+class Dispatcher(Protocol):
+    def submit(self, spec: TrajectorySpec) -> None: ...
+    def poll(self, timeout_s: float) -> list[Completion]: ...
+    def in_flight(self, config_id: str) -> int: ...
+    def busy(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    status: str  # completed | budget_exhausted | stopped
+    not_dispatched: tuple[TrajectorySpec, ...]
+    cost_usd: float
+    requests: int
+    attempts: int
+
+
+class Coordinator:
+    def __init__(
+        self,
+        *,
+        dispatcher: Dispatcher,
+        sink: Sink,
+        attempt_limit: int,
+        budget: BudgetConfig,
+        caps: dict[str, int],
+        lost_records: Callable[[TrajectorySpec, str], TrajectoryRecords],
+        progress: ProgressView | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+        poll_s: float = 0.2,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.sink = sink
+        self.attempt_limit = attempt_limit
+        self.budget = budget
+        self.caps = caps
+        self.lost_records = lost_records
+        self.progress = progress
+        self.should_stop = should_stop
+        self.poll_s = poll_s
+        self.cost = 0.0
+        self.requests = 0
+        self.attempts = 0
+        self.stopping: str | None = None
+
+    def _dispatch(self, queue: deque[TrajectorySpec]) -> None:
+        """Submit queued specs whose endpoint has room, preserving order otherwise."""
+        held: deque[TrajectorySpec] = deque()
+        while queue:
+            spec = queue.popleft()
+            if self.dispatcher.in_flight(spec.config_id) < self.caps.get(spec.config_id, 1):
+                self.dispatcher.submit(spec)
+                self.sink.event("dispatch", config_id=spec.config_id, row_id=spec.row_id)
+            else:
+                held.append(spec)
+        queue.extend(held)
+
+    def _collect(self, completion: Completion, queue: deque[TrajectorySpec]) -> None:
+        spec = completion.spec
+        records = completion.records
+        if records is None:
+            detail = completion.lost_detail or "worker lost"
+            records = self.lost_records(spec, detail)
+            self.sink.event("worker_lost", config_id=spec.config_id, row_id=spec.row_id)
+        row = records.row
+        self.sink.add(records)
+        self.attempts += 1
+        self.cost += float(row["cost_usd"] or 0.0)
+        self.requests += int(row["requests"] or 0)
+        self.sink.event(
+            "complete",
+            config_id=spec.config_id,
+            row_id=spec.row_id,
+            valid=row["valid"],
+            reason=row["invalid_reason"],
+        )
+        if row["retryable"] and not row["valid"]:
+            if spec.attempt + 1 < self.attempt_limit:
+                queue.append(replace(spec, attempt=spec.attempt + 1))
+                self.sink.event("requeue", config_id=spec.config_id, row_id=spec.row_id)
+            else:
+                self.sink.event("attempts_exhausted", config_id=spec.config_id, row_id=spec.row_id)
+        if self.progress:
+            self.progress.record(spec.config_id, row)
+
+    def _check_guards(self) -> None:
+        if self.stopping:
+            return
+        if self.budget.usd is not None and self.cost >= self.budget.usd:
+            self.stopping = "budget_exhausted"
+        elif self.budget.requests is not None and self.requests >= self.budget.requests:
+            self.stopping = "budget_exhausted"
+        elif self.should_stop():
+            self.stopping = "stopped"
+        if self.stopping:
+            self.sink.event(self.stopping, cost_usd=round(self.cost, 6), requests=self.requests)
+
+    def run(self, specs: list[TrajectorySpec]) -> SweepOutcome:
+        queue: deque[TrajectorySpec] = deque(specs)
+        while queue or self.dispatcher.busy():
+            self._check_guards()
+            if not self.stopping:
+                self._dispatch(queue)
+            elif not self.dispatcher.busy():
+                break
+            for completion in self.dispatcher.poll(self.poll_s):
+                self._collect(completion, queue)
+            self._check_guards()
+            self.sink.maybe_flush()
+            if self.progress:
+                self.progress.refresh(cost_usd=self.cost, requests=self.requests)
+        self.sink.flush()
+        status = self.stopping or "completed"
+        return SweepOutcome(
+            status=status,
+            not_dispatched=tuple(queue),
+            cost_usd=self.cost,
+            requests=self.requests,
+            attempts=self.attempts,
+        )
+
+
+def wall_clock() -> float:
+    return time.monotonic()

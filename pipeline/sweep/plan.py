@@ -1,0 +1,170 @@
+"""The sweep plan: one TrajectorySpec per (configuration, arm, execution group, repeat).
+
+Decisions the paper leaves open:
+- Repeats are numbered ``0..repeats-1``. Repeat ``r`` of every configuration runs the arms in
+  the order of schedule row ``r mod len(rows)``; ``schedule_position`` is the arm's place in
+  that order (0 first). Schedule item ``i`` is ``arms[i]`` in the order the config lists them.
+- One sweep is one execution group (``execution_group`` from config); pairs never cross groups.
+- ``row_id`` is ``f"{config_id}/{arm}/g{execution_group}/r{repeat}/a{attempt}"``: readable,
+  deterministic and unique per attempt. It is an identifier, never parsed (a config_id may
+  itself contain ``/``); join on the key columns instead.
+- The plan is written once, before any dispatch; its ``status`` is ``pending`` or ``not_run``
+  (with ``not_run_reason``, e.g. a probe exclusion). Outcomes live in rows/, and the manifest
+  counts them (``done`` is reserved for tools that rewrite a plan after the fact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import pyarrow as pa
+
+from pipeline.store.manifest import TrajectoryKey
+from pipeline.store.schemas import PLAN
+from pipeline.sweep.schedules import schedule_rows
+
+
+class PlannedConfig(NamedTuple):
+    """A served configuration as the plan sees it."""
+
+    config_id: str
+    model: str
+    family: str
+
+
+@dataclass(frozen=True)
+class TrajectorySpec:
+    """One attempt of one planned trajectory: everything a worker needs to identify it."""
+
+    run_id: str
+    config_id: str
+    model: str
+    family: str
+    arm: str
+    execution_group: int
+    repeat: int
+    schedule_position: int
+    attempt: int = 0
+
+    @property
+    def key(self) -> TrajectoryKey:
+        """The experimental unit; all attempts of a trajectory share it."""
+        return TrajectoryKey(self.config_id, self.arm, self.execution_group, self.repeat)
+
+    @property
+    def row_id(self) -> str:
+        return f"{self.config_id}/{self.arm}/g{self.execution_group}/r{self.repeat}/a{self.attempt}"
+
+
+def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with the coordinator
+    run_id: str,
+    configs: Sequence[tuple[str, str, str]],
+    arms: Sequence[str],
+    repeats: int,
+    execution_group: int,
+    schedule: str,
+) -> list[TrajectorySpec]:
+    """Every (config, repeat, arm) trajectory, arms ordered by the schedule row of the repeat.
+
+    ``configs`` holds (config_id, model, family) triples. Output order is config, repeat,
+    schedule position; use ``dispatch_order`` to interleave configs for dispatch.
+    """
+    _check_unique("config_id", [c[0] for c in configs])
+    _check_unique("arm", arms)
+    if not arms:
+        raise ValueError("a plan needs at least one arm")
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    rows = schedule_rows(schedule, len(arms))
+    specs = []
+    for config in map(PlannedConfig._make, configs):
+        for repeat in range(repeats):
+            for position, arm_index in enumerate(rows[repeat % len(rows)]):
+                specs.append(
+                    TrajectorySpec(
+                        run_id=run_id,
+                        config_id=config.config_id,
+                        model=config.model,
+                        family=config.family,
+                        arm=arms[arm_index],
+                        execution_group=execution_group,
+                        repeat=repeat,
+                        schedule_position=position,
+                    )
+                )
+    return specs
+
+
+def dispatch_order(specs: Iterable[TrajectorySpec]) -> list[TrajectorySpec]:
+    """Round-robin over configs (in first-seen order) so every endpoint gets work at once.
+
+    Within a config, specs go by execution group, repeat, schedule position, attempt, so each
+    endpoint runs its arms in schedule order.
+    """
+    by_config: dict[str, list[TrajectorySpec]] = {}
+    for spec in specs:
+        by_config.setdefault(spec.config_id, []).append(spec)
+    queues = [
+        sorted(
+            group,
+            key=lambda s: (s.execution_group, s.repeat, s.schedule_position, s.attempt),
+        )
+        for group in by_config.values()
+    ]
+    ordered = []
+    for depth in range(max((len(q) for q in queues), default=0)):
+        ordered += [queue[depth] for queue in queues if depth < len(queue)]
+    return ordered
+
+
+def plan_table(specs: Sequence[TrajectorySpec], not_run: Mapping[tuple[str, str], str]) -> pa.Table:
+    """The plan as an Arrow table; ``not_run`` maps (config_id, arm) to an exclusion reason."""
+    records = []
+    for spec in specs:
+        reason = not_run.get((spec.config_id, spec.arm))
+        records.append(
+            {
+                "run_id": spec.run_id,
+                "config_id": spec.config_id,
+                "model": spec.model,
+                "family": spec.family,
+                "arm": spec.arm,
+                "execution_group": spec.execution_group,
+                "repeat": spec.repeat,
+                "schedule_position": spec.schedule_position,
+                "status": "pending" if reason is None else "not_run",
+                "not_run_reason": reason,
+            }
+        )
+    return pa.Table.from_pylist(records, schema=PLAN)
+
+
+def specs_from_plan(plan: pa.Table) -> list[TrajectorySpec]:
+    """The attempt-0 specs of every runnable (not ``not_run``) plan row, e.g. on resume."""
+    specs = []
+    for record in plan.to_pylist():
+        if record["status"] == "not_run":
+            continue
+        specs.append(
+            TrajectorySpec(
+                run_id=record["run_id"],
+                config_id=record["config_id"],
+                model=record["model"],
+                family=record["family"],
+                arm=record["arm"],
+                execution_group=record["execution_group"],
+                repeat=record["repeat"],
+                schedule_position=record["schedule_position"],
+            )
+        )
+    return specs
+
+
+def _check_unique(what: str, values: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"{what} {value!r} appears twice in the plan input")
+        seen.add(value)

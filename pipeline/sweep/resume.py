@@ -1,0 +1,140 @@
+"""Resume: what a killed or stopped sweep still owes, and whether it may be continued.
+
+A planned key (config_id, arm, execution_group, repeat) is judged by its FINAL attempt:
+
+- done: valid; or invalid and not retryable (arm behaviour is never retried, since retrying
+  would select for the arm succeeding); or invalid, retryable and out of attempts
+  (``attempt + 1 >= attempt_limit``);
+- retry: invalid and retryable with attempts left: run attempt ``final + 1``, a new row;
+- never run: no row at all: run attempt 0 (a budget stop or a kill got there first).
+
+Keys the plan marks ``not_run`` are never dispatched. A run may only be resumed under the
+config it was made with (its fingerprint) and the same fixture, unless the user passes
+``allow_config_change=true``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+from pipeline.store.manifest import (
+    Manifest,
+    TrajectoryKey,
+    final_attempts,
+    planned_keys,
+)
+from pipeline.store.reader import RunDirError
+from pipeline.sweep.plan import TrajectorySpec
+
+RUN_LOCAL_KEYS = frozenset(
+    {"resume", "out_dir", "progress", "budget", "allow_config_change", "ray"}
+)
+"""Top-level config keys that say where and how long to run, not what is measured."""
+
+
+class NextAttempt(NamedTuple):
+    key: TrajectoryKey
+    attempt: int
+
+
+@dataclass(frozen=True)
+class ResumeState:
+    """The resume diff; every runnable planned key is in exactly one of the three groups."""
+
+    done: tuple[TrajectoryKey, ...]
+    retry: tuple[NextAttempt, ...]
+    never_run: tuple[TrajectoryKey, ...]
+    excluded: tuple[TrajectoryKey, ...]  # plan status not_run: never dispatched
+
+    def attempts_to_run(self) -> dict[TrajectoryKey, int]:
+        """Key -> attempt number to dispatch next (0 for never-run keys)."""
+        todo = {key: 0 for key in self.never_run}
+        todo.update({item.key: item.attempt for item in self.retry})
+        return todo
+
+
+def resume_diff(plan: pa.Table, rows: pa.Table, attempt_limit: int) -> ResumeState:
+    """Classify every planned key by its final attempt (see the module docstring)."""
+    if attempt_limit < 1:
+        raise ValueError(f"attempt_limit must be >= 1, got {attempt_limit}")
+    finals = final_attempts(rows)  # raises RunDirError on a duplicated attempt
+    planned = planned_keys(plan)
+    strays = set(finals) - {key for key, _, _ in planned}
+    if strays:
+        raise RunDirError(f"rows/ holds {min(strays)} which is not in the plan; wrong run dir?")
+    done, retry, never_run, excluded = [], [], [], []
+    for key, status, _ in planned:
+        final = finals.get(key)
+        if status == "not_run":
+            excluded.append(key)
+        elif final is None:
+            never_run.append(key)
+        elif final.valid or not final.retryable or final.attempt + 1 >= attempt_limit:
+            done.append(key)
+        else:
+            retry.append(NextAttempt(key, final.attempt + 1))
+    return ResumeState(tuple(done), tuple(retry), tuple(never_run), tuple(excluded))
+
+
+def specs_to_run(specs: Sequence[TrajectorySpec], state: ResumeState) -> list[TrajectorySpec]:
+    """The specs still owed, each carrying the attempt number it must run as."""
+    todo = state.attempts_to_run()
+    return [dataclasses.replace(spec, attempt=todo[spec.key]) for spec in specs if spec.key in todo]
+
+
+def config_fingerprint(resolved_config: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the config without its run-local keys."""
+    measured = {k: v for k, v in resolved_config.items() if k not in RUN_LOCAL_KEYS}
+    canonical = json.dumps(
+        measured, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def check_resume_compatible(
+    manifest: Manifest,
+    new_fingerprint: str,
+    fixture_sha: str | None,
+    allow_change: bool,
+    *,
+    new_config: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Refuse to resume under another config or fixture unless ``allow_change``.
+
+    Returns the differences that were overridden (empty when none), for the manifest.
+    """
+    problems = []
+    if manifest.config_fingerprint != new_fingerprint:
+        changed = _changed_paths(manifest.config, new_config) if new_config is not None else []
+        what = f"changed keys {', '.join(changed[:8])}" if changed else "fingerprint differs"
+        problems.append(f"run dir was made with another config: {what}")
+    if manifest.fixture_sha256 is not None and fixture_sha != manifest.fixture_sha256:
+        problems.append(
+            f"run dir was made with another fixture: {manifest.fixture_sha256[:12]}... "
+            f"now {(fixture_sha or 'none')[:12]}..."
+        )
+    if problems and not allow_change:
+        raise RunDirError("; ".join(problems) + "; pass allow_config_change=true to override")
+    return problems
+
+
+def _changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where two configs differ, ignoring run-local top-level keys."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        paths = []
+        for key in sorted(set(old) | set(new), key=str):
+            if not prefix and key in RUN_LOCAL_KEYS:
+                continue
+            paths += _changed_paths(old.get(key), new.get(key), f"{prefix}{key}.")
+        return paths
+    same = json.dumps(old, sort_keys=True, default=str) == json.dumps(
+        new, sort_keys=True, default=str
+    )
+    return [] if same else [prefix.rstrip(".") or "(root)"]

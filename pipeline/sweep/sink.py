@@ -1,0 +1,101 @@
+"""The coordinator's writer: buffers finished attempts and commits them as atomic parts.
+
+The coordinator is the only writer of a sweep's tables. A batch commits checks and folds first
+and its rows part last (see pipeline.store.parts); an attempt that never reached a rows part
+is re-run on resume, so nothing is lost and nothing is duplicated.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from pipeline.store.parts import next_part_seq, part_name, write_batch, write_part
+from pipeline.sweep.rows import Record, TrajectoryRecords
+
+
+def _max_event_seq(run_dir: Path) -> int:
+    best = -1
+    for path in (run_dir / "events").glob("[!.]*.parquet"):
+        column = pq.read_table(path, columns=["seq"]).column("seq")
+        if len(column):
+            best = max(best, max(v for v in column.to_pylist() if v is not None))
+    return best
+
+
+class Sink:
+    """Buffers records; flushes every `max_rows` attempts or `max_age_s` seconds."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        run_id: str,
+        *,
+        max_rows: int = 200,
+        max_age_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.run_dir = run_dir
+        self.run_id = run_id
+        self.max_rows = max_rows
+        self.max_age_s = max_age_s
+        self.clock = clock
+        self.seq = next_part_seq(run_dir)
+        self.event_seq = _max_event_seq(run_dir) + 1
+        self.rows: list[Record] = []
+        self.checks: list[Record] = []
+        self.folds: list[Record] = []
+        self.events: list[Record] = []
+        self.last_flush = clock()
+        self.rows_written = 0
+
+    def add(self, records: TrajectoryRecords) -> None:
+        self.rows.append(records.row)
+        self.checks.extend(records.checks)
+        self.folds.extend(records.folds)
+
+    def event(
+        self, kind: str, *, config_id: str | None = None, row_id: str | None = None, **detail: Any
+    ) -> None:
+        """Append one event; `detail` is stored as JSON (never pass secrets here)."""
+        self.events.append(
+            {
+                "run_id": self.run_id,
+                "seq": self.event_seq,
+                "at": datetime.now(UTC),
+                "kind": kind,
+                "config_id": config_id,
+                "row_id": row_id,
+                "detail": json.dumps(detail, sort_keys=True, default=str) if detail else None,
+            }
+        )
+        self.event_seq += 1
+
+    def maybe_flush(self) -> None:
+        pending = len(self.rows) + len(self.events)
+        if len(self.rows) >= self.max_rows or (
+            pending and self.clock() - self.last_flush >= self.max_age_s
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            name = part_name(self.seq, [r["row_id"] for r in self.rows])
+            write_batch(
+                self.run_dir, part_name=name, rows=self.rows, checks=self.checks, folds=self.folds
+            )
+            self.seq += 1
+            self.rows_written += len(self.rows)
+            self.rows, self.checks, self.folds = [], [], []
+        if self.events:
+            name = part_name(self.seq, [str(e["seq"]) for e in self.events])
+            write_part(self.run_dir, "events", self.events, part_name=name)
+            self.seq += 1
+            self.events = []
+        self.last_flush = self.clock()

@@ -1,0 +1,149 @@
+"""EndpointWorker: the one owner of an endpoint's session, rate limiter and retry policy.
+
+The class is plain Python so tests can drive it in-process; `pipeline.sweep.actors` wraps it
+as an async Ray actor (one per served configuration). A trajectory runs entirely inside the
+worker, so a Ray call is coarse: one call per trajectory, many HTTP requests inside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pipeline.carrier.arms import Arm, build_arms
+from pipeline.carrier.chat import ChatClient, ChatRequest, ChatResponse
+from pipeline.carrier.fixture import Fixture, fixture_from_json
+from pipeline.carrier.fixture_model import render_chunk, render_message
+from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
+from pipeline.config.schema import ArmConfig, EndpointConfig, RetryConfig, TimeoutConfig
+from pipeline.sweep.rows import RowContext, TrajectoryRecords, build_records
+from pipeline.sweep.plan import TrajectorySpec
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Everything a worker needs; picklable so Ray can ship it to the actor."""
+
+    endpoint: EndpointConfig
+    arms: dict[str, ArmConfig]
+    fixture_json: bytes
+    fixture_sha256: str
+    scenario: str
+    publication_date: str | None
+    temperature: float
+    base_seed: int
+    simulated: bool
+    retry: RetryConfig
+    timeouts: TimeoutConfig
+
+
+def trajectory_seed(base_seed: int, spec: TrajectorySpec) -> int:
+    """A per-attempt sampling seed, sent to endpoints that accept one and recorded either way."""
+    text = f"{base_seed}:{spec.config_id}:{spec.arm}:{spec.execution_group}:{spec.repeat}"
+    text += f":{spec.attempt}"
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+def chunk_messages(chunk: Any) -> list[tuple[str, str]]:
+    """(role, rendered text) per message: tool-call arguments are part of what a runtime sees."""
+    return [(m.role, render_message(m)) for m in chunk.messages]
+
+
+class CountingClient:
+    """Counts requests, completions and cost as they pass (for progress and budgets)."""
+
+    def __init__(self, inner: ChatClient) -> None:
+        self.inner = inner
+        self.requests = 0
+        self.cost_usd = 0.0
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.requests += 1
+        response = await self.inner.complete(request)
+        self.cost_usd += response.cost_usd
+        return response
+
+
+class EndpointWorkerCore:
+    """Runs trajectories against one endpoint; owns its client (and so its limiter)."""
+
+    def __init__(self, settings: WorkerSettings, client: ChatClient | None = None) -> None:
+        self.settings = settings
+        self.fixture: Fixture = fixture_from_json(settings.fixture_json)
+        self.arms: dict[str, Arm] = build_arms(settings.arms)
+        self._client = client
+        self._closers: list[Any] = []
+        self.counting: CountingClient | None = None
+
+    async def _ensure_client(self) -> CountingClient:
+        if self.counting is None:
+            client = self._client
+            if client is None:
+                client = await self._http_client()
+            self.counting = CountingClient(client)
+        return self.counting
+
+    async def _http_client(self) -> ChatClient:
+        from pipeline.endpoints.client import OpenAIChatClient, make_session
+        from pipeline.endpoints.limits import EndpointLimiter
+        from pipeline.endpoints.retry import build_retry
+
+        ep = self.settings.endpoint
+        key = os.environ.get(ep.api_key_env) if ep.api_key_env else None
+        session = make_session(self.settings.timeouts)
+        self._closers.append(session)
+        return OpenAIChatClient(
+            ep,
+            session=session,
+            limiter=EndpointLimiter(ep.limits),
+            retry=build_retry(self.settings.retry),
+            api_key=key,
+        )
+
+    def context(self, arm: Arm, seed: int) -> RowContext:
+        s = self.settings
+        return RowContext(
+            endpoint=s.endpoint,
+            publication_date=s.publication_date,
+            scenario=s.scenario,
+            fixture_sha256=s.fixture_sha256,
+            system_prompt_sha256=arm.system_prompt_sha256,
+            declared_capacity_chars=arm.declared_capacity_chars,
+            seed=seed,
+            simulated=s.simulated,
+        )
+
+    async def run(self, spec: TrajectorySpec) -> TrajectoryRecords:
+        """One attempt of one trajectory, as table records."""
+        client = await self._ensure_client()
+        arm = self.arms[spec.arm]
+        seed = trajectory_seed(self.settings.base_seed, spec)
+        inputs = TrajectoryInputs(
+            arm=arm,
+            chunks=self.fixture.chunks,
+            render_chunk=render_chunk,
+            chunk_messages=chunk_messages,
+            graded=self.fixture.graded,
+            temperature=self.settings.temperature,
+            seed=seed,
+        )
+        started = datetime.now(UTC)
+        result = await run_trajectory(client, inputs)
+        finished = datetime.now(UTC)
+        return build_records(spec, self.context(arm, seed), result, started, finished)
+
+    async def run_many(self, specs: Sequence[TrajectorySpec]) -> list[TrajectoryRecords]:
+        return [await self.run(spec) for spec in specs]
+
+    def stats(self) -> dict[str, float]:
+        c = self.counting
+        return {"requests": c.requests if c else 0, "cost_usd": c.cost_usd if c else 0.0}
+
+    async def close(self) -> None:
+        for closer in self._closers:
+            await closer.close()
+        self._closers.clear()

@@ -1,0 +1,59 @@
+"""Every config file composes into a typed RunConfig; bad selections are one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.config import ConfigError, RunConfig, available, load
+
+GROUPS = ("arms", "scenario", "panel", "study")
+
+
+def _override(group: str, name: str) -> str:
+    if group == "arms":
+        return f"arms=[{name}]"
+    if group == "panel":
+        return f"+panel={name}"  # panels are opt-in presets, not in the defaults list
+    return f"{group}={name}"
+
+
+def test_every_config_file_composes_into_a_run_config() -> None:
+    composed: list[str] = []
+    for group in GROUPS:
+        names = available(group)
+        assert names, f"conf/{group}/ has no YAML files"
+        for name in names:
+            cfg = load([_override(group, name)])
+            assert isinstance(cfg, RunConfig)
+            if group == "arms":
+                assert list(cfg.arms) == [name]
+                assert cfg.arms[name].name == name
+            elif group == "panel":
+                assert cfg.panel is not None and cfg.panel.name == name
+            else:
+                assert getattr(cfg, group).name == name
+            composed.append(f"{group}/{name}")
+    assert len(composed) == sum(len(available(g)) for g in GROUPS)
+
+
+def test_unknown_top_level_key_is_named_in_the_error() -> None:
+    with pytest.raises(ConfigError, match="foo"):
+        load(["foo=1"])
+
+
+def test_unknown_arm_lists_the_available_arms() -> None:
+    with pytest.raises(ConfigError) as err:
+        load(["arms=[zz]"])
+    message = str(err.value)
+    assert "unknown arm 'zz'" in message
+    assert all(name in message for name in available("arms"))
+
+
+def test_unknown_panel_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"panel\W+nope"):
+        load(["+panel=nope"])
+
+
+def test_unknown_scenario_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"scenario\W+nope"):
+        load(["scenario=nope"])
