@@ -8,6 +8,7 @@ report says so).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,4 +159,4 @@ def analyze(
     )
     io.write_json(result.to_json(), out / report_job.SUMMARY_FILE)
     report_path = report_job.render_report(run_dir)
-    return AnalysisSummary(**{**vars(result), "report": report_path})
+    return dataclasses.replace(result, report=report_path)

@@ -105,16 +105,17 @@ DOCUMENTATION_UUIDS: frozenset[str] = frozenset(
         "12345678-90ab-cdef-1234-567890abcdef",
     }
 )
-# RFC 2606 / 6761 reserved names and loopback/any addresses.
+# RFC 2606 / 6761 example and local names, loopback/any addresses. ".test" and ".invalid" are
+# left out on purpose: the fixture uses .test for public-safe invented hosts.
 _RESERVED_HOST = re.compile(
-    r"(?<![\w-])(?:(?:[\w-]+\.)*example\.(?:com|org|net)|(?:[\w-]+\.)+(?:example|test|invalid"
-    r"|local|localdomain)|localhost)(?![\w.-]*\w)"
+    r"(?<![\w-])(?:(?:[\w-]+\.)*example\.(?:com|org|net)|(?:[\w-]+\.)+(?:example|local"
+    r"|localdomain)|localhost)(?![\w.-]*\w)"
     r"|(?<![\d.])(?:127\.0\.0\.1|0\.0\.0\.0)(?![\d.]*\d)",
     re.IGNORECASE,
 )
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _INTEGER = re.compile(r"(?<![\w.])\d+(?![\w.]*\d)")
-_ROUND_TIME = re.compile(r"(?<!\d)\d{1,2}:00(?::00)?(?!:?\d)")
+_ROUND_TIME = re.compile(r"(?<![\d+\-])\d{1,2}:00(?::00)?(?!:?\d)")  # not a +00:00 offset
 _PATH = re.compile(r"(?<![\w.~-])/[^\s\"'`,;)]*")
 STOCK_PATH_PREFIXES: tuple[str, ...] = (
     "/var/lib/",

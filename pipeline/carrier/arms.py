@@ -134,9 +134,9 @@ def build_arm(config: ArmConfig) -> Arm:
             f"{where}: carrier_from_reply '{config.carrier_from_reply}' does not fit "
             f"representation '{rep}'; choose one of {sorted(CARRIER_RULES[kind])}"
         )
-    if config.carrier_from_reply == "parsed" and len(config.fields) > 1:
-        if not any(f.name == "summary" for f in config.fields):
-            raise ArmError(f"{where}: 'parsed' with several fields needs a 'summary' field")
+    needs_summary = config.carrier_from_reply == "parsed" and len(config.fields) > 1
+    if needs_summary and not any(f.name == "summary" for f in config.fields):
+        raise ArmError(f"{where}: 'parsed' with several fields needs a 'summary' field")
     if config.output_tokens <= 0 or config.carry_cap_tokens <= 0:
         raise ArmError(f"{where}: output_tokens and carry_cap_tokens must be positive")
     text = SYSTEM_PROMPTS[config.system_prompt]

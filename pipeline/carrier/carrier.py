@@ -26,7 +26,9 @@ from pipeline.carrier.tokens import estimate_tokens
 _THINK_CLOSED = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^\s*<think>.*", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
-_HEADING_LINE = re.compile(r"^\s*(?:#{1,6}\s*|\*\*|__)?\s*(?P<text>[^:#*_\n]+?)\s*(?:\*\*|__)?\s*:?\s*$")
+_HEADING_LINE = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*|__)?\s*(?P<text>[^:#*_\n]+?)\s*(?:\*\*|__)?\s*:?\s*$"
+)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
             r"(?: UTC)?"
-            rf"|\b(?:{_DAY},? )?\d{{1,2}} {_MONTH} \d{{4}} \d{{2}}:\d{{2}}(?::\d{{2}})?(?: UTC| GMT)?"
+            rf"|\b(?:{_DAY},? )?\d{{1,2}} {_MONTH} \d{{4}} "
+            r"\d{2}:\d{2}(?::\d{2})?(?: UTC| GMT)?"
             r"|\b\d{2}:\d{2}(?::\d{2})? UTC\b"
         ),
     ),

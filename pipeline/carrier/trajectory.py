@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from pipeline.carrier import ledger as ledger_mod
 from pipeline.carrier.arms import Arm
@@ -103,8 +103,8 @@ class TrajectoryInputs:
 
     arm: Arm
     chunks: Sequence[ChunkLike]
-    render_chunk: Callable[[ChunkLike], str]
-    chunk_messages: Callable[[ChunkLike], list[tuple[str, str]]]
+    render_chunk: Callable[[Any], str]  # called with items of `chunks`
+    chunk_messages: Callable[[Any], list[tuple[str, str]]]
     graded: Sequence[GradedLike]
     temperature: float = 0.0
     seed: int | None = None
@@ -163,12 +163,22 @@ class _Run:
                     self.ledger = ledger_mod.update(
                         self.ledger, inputs.chunk_messages(chunk), arm.ledger_budget_chars
                     )
-        self.folds.append(self._record(index, pending, messages, response, outcome, clipped))
+        self.folds.append(
+            self._record(
+                index,
+                pending=pending,
+                messages=messages,
+                response=response,
+                outcome=outcome,
+                clipped=clipped,
+            )
+        )
         return outcome.usable
 
     def _record(
         self,
         index: int,
+        *,
         pending: list[ChunkLike],
         messages: tuple[ChatMessage, ...],
         response: ChatResponse,

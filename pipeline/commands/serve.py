@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import NoReturn
 
 from omegaconf import OmegaConf
@@ -146,7 +146,6 @@ async def _serve(servers: list[SimServer]) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     for server in servers:
-        counters = asdict(server.counters())
-        counters = {k: dict(v) if k.endswith("faults") else v for k, v in counters.items()}
-        print(json.dumps({"model": server.model, **counters}), file=sys.stderr, flush=True)
+        counters = {"model": server.model, **server.counters().as_dict()}
+        print(json.dumps(counters), file=sys.stderr, flush=True)
     return 0

@@ -32,7 +32,9 @@ class ArmConfig:
     name: str
     description: str
     system_prompt: str  # id of a prompt in pipeline.carrier.prompts
-    representation: str  # plain | headings | single_field | five_fields | deployed_schema | semantic_fields
+    representation: (
+        str  # plain | headings | single_field | five_fields | deployed_schema | semantic_fields
+    )
     output_tokens: int  # API max_tokens per fold
     carry_cap_tokens: int  # recursive carry cap applied before the next fold
     carrier_from_reply: str  # raw | parsed | rendered | text
@@ -127,6 +129,8 @@ class SimConfig:
     model_faults: bool = False
     api_key_env: str | None = None
     seed: int = 7
+    concurrency: int = 64  # client-side in-flight cap per simulated endpoint
+    stall_s: float = 30.0  # how long an injected `timeout` fault stalls
 
 
 @dataclass(frozen=True)

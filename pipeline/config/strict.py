@@ -45,7 +45,7 @@ def build(cls: type[T], data: Any, path: str = "") -> T:
     return cls(**kwargs)
 
 
-def _coerce(tp: Any, value: Any, path: str) -> Any:
+def _coerce(tp: Any, value: Any, path: str) -> Any:  # noqa: PLR0911, PLR0912 - one branch per type form
     origin = get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         args = get_args(tp)

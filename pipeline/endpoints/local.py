@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
 
 import aiohttp
 from omegaconf import OmegaConf
@@ -364,9 +365,20 @@ def load_local_panel() -> PanelConfig:
     return build(PanelConfig, data)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Argument errors become a UserError, so the CLI prints one line like every other."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"serve local: {message}")
+
+
 def serve_main(argv: list[str]) -> int:
-    """`python -m pipeline serve local`: serve local model(s) until SIGINT or SIGTERM."""
-    parser = argparse.ArgumentParser(
+    """`python -m pipeline serve local`: serve local model(s) until SIGINT or SIGTERM.
+
+    Prints one line per server on stdout, `BASE_URL CONFIG_ID`, flushed once all are ready
+    (the same shape as `serve sim`); the log directory and restarts go to stderr.
+    """
+    parser = _Parser(
         prog="python -m pipeline serve local",
         description="Serve the embedded panel's local models (OpenAI-compatible, loopback).",
     )
@@ -403,7 +415,7 @@ def serve_main(argv: list[str]) -> int:
 async def _serve(servers: list[LocalServer], log_dir: Path) -> None:
     def report(event: ServerRestart) -> None:
         state = "restarted" if event.recovered else "NOT restarted"
-        print(f"{event.config_id} exited with {event.exit_code}; {state}", flush=True)
+        print(f"{event.config_id} exited with {event.exit_code}; {state}", file=sys.stderr)
 
     async with LocalServerPool(servers, on_restart=report):
         stop = asyncio.Event()
@@ -411,8 +423,8 @@ async def _serve(servers: list[LocalServer], log_dir: Path) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         for server in servers:
-            print(f"{server.config_id} {server.base_url}", flush=True)
-        print(f"logs in {log_dir}; stop with Ctrl-C", flush=True)
+            print(f"{server.base_url} {server.config_id}", flush=True)
+        print(f"logs in {log_dir}; stop with Ctrl-C", file=sys.stderr, flush=True)
         await stop.wait()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

@@ -196,7 +196,7 @@ def _sim_configs(cfg: RunConfig) -> tuple[EndpointConfig, ...]:
             quantization="sim",
             api_key_env=cfg.sim.api_key_env,
             response_format="json_schema",
-            limits=Limits(rpm=cfg.sim.rpm_limit),
+            limits=Limits(rpm=cfg.sim.rpm_limit, concurrency=cfg.sim.concurrency),
         )
         for i in range(cfg.sim.configs)
     )

@@ -25,7 +25,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType, TracebackType
 from typing import Any, NamedTuple
 
@@ -93,6 +93,11 @@ class SimCounters:
     bad_requests: int  # 400 / 404: not JSON, no messages, unknown model, streaming
     prompt_tokens: int
     completion_tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain, JSON-ready values (the fault maps as dicts)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: dict(v) if isinstance(v, Mapping) else v for k, v in out.items()}
 
 
 class SlidingWindow:
@@ -224,13 +229,15 @@ class SimServer:
         return web.json_response(_completion(self.model, index, answer))
 
     def _fault_for(self, index: int) -> str | None:
-        """Deterministic from (seed, request index): the same run injects the same faults."""
+        """Deterministic from (seed, model, request index): a rerun injects the same faults,
+        and different configurations fail on different requests."""
         if self.options.fault_rate <= 0:
             return None
-        if _unit(self.options.seed, index, "fault") >= self.options.fault_rate:
+        key = (self.options.seed, self.model, index)
+        if _unit(*key, "fault") >= self.options.fault_rate:
             return None
         mix = self.options.fault_mix
-        return mix[int(_unit(self.options.seed, index, "kind") * len(mix))]
+        return mix[int(_unit(*key, "kind") * len(mix))]
 
     async def _inject(self, kind: str, request: web.Request) -> web.StreamResponse:
         if kind == "timeout":
@@ -342,8 +349,11 @@ class SimServerThread:
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="sim-servers", daemon=True)
         self._thread.start()
-        urls = [self._call(server.start(), timeout_s) for server in self.servers]
-        self.base_urls = tuple(urls)
+        try:
+            self.base_urls = tuple(self._call(s.start(), timeout_s) for s in self.servers)
+        except BaseException:
+            self.stop(timeout_s)  # no half-started thread left behind
+            raise
         return self.base_urls
 
     def stop(self, timeout_s: float = 30.0) -> None:

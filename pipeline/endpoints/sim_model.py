@@ -28,7 +28,18 @@ from typing import Any, Protocol
 
 from pipeline.carrier.prompts import CHUNK_MARKER, PREVIOUS_SUMMARY_MARKER, RECALL_MARKER
 
-__all__ = ["FactLike", "SimFact", "SimProfile", "SimReply", "profiles_for", "reply"]
+__all__ = [
+    "STOCK_UUID",
+    "FactLike",
+    "SimFact",
+    "SimProfile",
+    "SimReply",
+    "estimate_tokens",
+    "keep_probability",
+    "profiles_for",
+    "reply",
+    "stock_value",
+]
 
 
 class FactLike(Protocol):

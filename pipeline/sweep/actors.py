@@ -25,7 +25,7 @@ LOOPBACK_ENV = {
 }
 
 
-@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0, max_concurrency=100_000)
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0, max_concurrency=100_000)  # type: ignore[call-overload]
 class EndpointWorker:
     def __init__(self, settings: WorkerSettings) -> None:
         self.core = EndpointWorkerCore(settings)
@@ -100,5 +100,5 @@ class RayDispatcher:
                 completions.append(Completion(spec, None, f"{type(exc).__name__}"))
             except RayTaskError as exc:
                 # A bug inside the worker: crash loudly rather than record it as data.
-                raise exc.as_instanceof_cause() from None
+                raise exc.as_instanceof_cause() from None  # type: ignore[no-untyped-call]
         return completions

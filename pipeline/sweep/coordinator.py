@@ -122,9 +122,9 @@ class Coordinator:
     def _check_guards(self) -> None:
         if self.stopping:
             return
-        if self.budget.usd is not None and self.cost >= self.budget.usd:
-            self.stopping = "budget_exhausted"
-        elif self.budget.requests is not None and self.requests >= self.budget.requests:
+        if (self.budget.usd is not None and self.cost >= self.budget.usd) or (
+            self.budget.requests is not None and self.requests >= self.budget.requests
+        ):
             self.stopping = "budget_exhausted"
         elif self.should_stop():
             self.stopping = "stopped"

@@ -7,7 +7,7 @@ endpoint reported none for any request (a partial sum would read as a measuremen
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 

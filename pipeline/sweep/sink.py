@@ -25,7 +25,7 @@ def _max_event_seq(run_dir: Path) -> int:
     for path in (run_dir / "events").glob("[!.]*.parquet"):
         column = pq.read_table(path, columns=["seq"]).column("seq")
         if len(column):
-            best = max(best, max(v for v in column.to_pylist() if v is not None))
+            best = max(best, *(v for v in column.to_pylist() if v is not None))
     return best
 
 

@@ -20,8 +20,8 @@ from pipeline.carrier.fixture import Fixture, fixture_from_json
 from pipeline.carrier.fixture_model import render_chunk, render_message
 from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
 from pipeline.config.schema import ArmConfig, EndpointConfig, RetryConfig, TimeoutConfig
-from pipeline.sweep.rows import RowContext, TrajectoryRecords, build_records
 from pipeline.sweep.plan import TrajectorySpec
+from pipeline.sweep.rows import RowContext, TrajectoryRecords, build_records
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,7 @@ class EndpointWorkerCore:
         self._client = client
         self._closers: list[Any] = []
         self.counting: CountingClient | None = None
+        self.http_client: Any = None
 
     async def _ensure_client(self) -> CountingClient:
         if self.counting is None:
@@ -96,13 +97,11 @@ class EndpointWorkerCore:
         key = os.environ.get(ep.api_key_env) if ep.api_key_env else None
         session = make_session(self.settings.timeouts)
         self._closers.append(session)
-        return OpenAIChatClient(
-            ep,
-            session=session,
-            limiter=EndpointLimiter(ep.limits),
-            retry=build_retry(self.settings.retry),
-            api_key=key,
+        client = OpenAIChatClient(
+            ep, session, EndpointLimiter(ep.limits), build_retry(self.settings.retry), api_key=key
         )
+        self.http_client = client
+        return client
 
     def context(self, arm: Arm, seed: int) -> RowContext:
         s = self.settings

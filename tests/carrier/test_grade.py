@@ -382,6 +382,26 @@ def test_planted_style_values_avoid_the_signature(fact: Fact) -> None:
     assert not is_stock_value(fact.kind, fact.value)
 
 
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("timestamp", "2026-03-14 09:17:52+00:00"),
+        ("timestamp", "14/Mar/2026:09:17:52 +0000"),
+        ("url", "https://mirror.kestrel.test/torwick/pkgs"),
+        ("release_tag", "v4.17.3-kestrel.2"),
+        ("department", "Служба облачных хранилищ"),
+        ("key_id", "kid-ed25519-7f3a9c21b04e"),
+    ],
+)
+def test_fixture_shaped_values_are_not_stock(kind: str, value: str) -> None:
+    assert not is_stock_value(kind, value)
+
+
+def test_kind_aliases_reach_their_signature() -> None:
+    assert is_stock_value("release_tag", "v1.0.0")
+    assert is_stock_value("department", "Бухгалтерия")
+
+
 def test_unknown_kind_uses_only_universal_checks() -> None:
     assert not is_stock_value("mystery", "8443")
     assert not is_stock_value("", "16 shards")

@@ -17,7 +17,7 @@ from pipeline.sweep.rows import RowContext, build_records
 
 from .scripted import CHUNKS, GOOD_ANSWER, GRADED, ScriptedClient, text
 
-ALL_ARMS = "f n j p q k o m t u l g x".split()
+ALL_ARMS = ["f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g", "x"]
 FACT_LINES = "ingress port 41873; 19 shards; signing key kid-7f3a9c2e"
 
 
@@ -102,7 +102,9 @@ async def test_carry_cap_clips_the_carrier_before_the_next_fold(arms: dict[str, 
 
 async def test_empty_fold_triggers_catch_up_and_invalidates_the_row(arms: dict[str, Arm]) -> None:
     arm = arms["m"]
-    client = ScriptedClient(folds=[text(""), good_fold(arm), good_fold(arm)], recall=text(GOOD_ANSWER))
+    client = ScriptedClient(
+        folds=[text(""), good_fold(arm), good_fold(arm)], recall=text(GOOD_ANSWER)
+    )
     result = await run_trajectory(client, inputs(arm))
     assert [f.chunks for f in result.folds] == [(0,), (0, 1), (2,)]
     assert result.catch_up
@@ -118,7 +120,9 @@ async def test_refused_last_fold_is_catch_up_too(arms: dict[str, Arm]) -> None:
     assert (await run_trajectory(client, inputs(arm))).catch_up
 
 
-async def test_infrastructure_fault_ends_the_row_invalid_and_retryable(arms: dict[str, Arm]) -> None:
+async def test_infrastructure_fault_ends_the_row_invalid_and_retryable(
+    arms: dict[str, Arm],
+) -> None:
     arm = arms["q"]
     client = ScriptedClient(folds=[good_fold(arm), TimeoutFault("read timeout")])
     result = await run_trajectory(client, inputs(arm))

@@ -19,7 +19,10 @@ import pytest
 from aiohttp import web
 
 from pipeline.carrier.chat import ChatMessage, ChatRequest
-from pipeline.config.schema import EndpointConfig, Limits, RetryConfig
+from pipeline.config.schema import EndpointConfig, Limits, RetryConfig, TimeoutConfig
+from pipeline.endpoints.client import DEFAULT_MAX_BODY_BYTES, OpenAIChatClient, make_session
+from pipeline.endpoints.limits import EndpointLimiter
+from pipeline.endpoints.retry import build_retry
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class ScriptedServer:
         self._scripts = {path: deque(replies) for path, replies in routes.items()}
         self.received: list[Received] = []
         self.port = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
 
     @property
     def base_url(self) -> str:
@@ -84,8 +89,13 @@ class ScriptedServer:
         if not script:
             return web.json_response({"error": f"unscripted {request.path}"}, status=599)
         reply = script.popleft()
-        if reply.delay_s:
-            await asyncio.sleep(reply.delay_s)
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            if reply.delay_s:
+                await asyncio.sleep(reply.delay_s)
+        finally:
+            self.in_flight -= 1
         if reply.action == "disconnect":
             assert request.transport is not None
             request.transport.close()
@@ -112,27 +122,19 @@ class ScriptedServer:
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
-        sockets = site._server.sockets if site._server is not None else ()  # type: ignore[union-attr]
-        self.port = sockets[0].getsockname()[1]
+        self.port = runner.addresses[0][1]
         try:
             yield self
         finally:
             await runner.cleanup()
 
 
-ServeFn = Callable[..., Any]
-
-
 @pytest.fixture
 def serve() -> Callable[..., Any]:
     """`async with serve(chat=[...], models=[...]) as server:` starts a scripted server."""
 
-    def start(
-        chat: Sequence[Reply] = (), models: Sequence[Reply] = ()
-    ) -> Any:
-        return ScriptedServer(
-            {"/v1/chat/completions": chat, "/v1/models": models}
-        ).running()
+    def start(chat: Sequence[Reply] = (), models: Sequence[Reply] = ()) -> Any:
+        return ScriptedServer({"/v1/chat/completions": chat, "/v1/models": models}).running()
 
     return start
 
@@ -167,3 +169,31 @@ class RecordingSleep:
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
+
+
+@asynccontextmanager
+async def open_test_client(
+    endpoint: EndpointConfig,
+    *,
+    attempts: int = 3,
+    sleep: RecordingSleep | None = None,
+    api_key: str | None = None,
+    limiter: EndpointLimiter | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    request_s: float = 5.0,
+    send_seed: bool = True,
+) -> AsyncIterator[OpenAIChatClient]:
+    """A real OpenAIChatClient with a recording (non-sleeping) retry policy."""
+    session = make_session(TimeoutConfig(connect_s=2.0, request_s=request_s))
+    try:
+        yield OpenAIChatClient(
+            endpoint,
+            session,
+            limiter if limiter is not None else EndpointLimiter(endpoint.limits),
+            build_retry(quick_retry(attempts), sleep=sleep or RecordingSleep()),
+            api_key=api_key,
+            send_seed=send_seed,
+            max_body_bytes=max_body_bytes,
+        )
+    finally:
+        await session.close()

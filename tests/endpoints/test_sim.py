@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
+import types
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
 from pipeline.carrier.prompts import SYSTEM_PROMPTS, fold_message
+from pipeline.commands import serve
 from pipeline.endpoints.sim import FAULT_KINDS, SimOptions, SimServer, SimServerThread
 from pipeline.endpoints.sim_model import SimFact, SimProfile
+from pipeline.usererror import UserError
 
 FACTS = (SimFact("api port", "62114"), SimFact("shard count", "19 shards"))
 PROFILE = SimProfile("sim-00", skill=0.9, schema_penalty=0.1, partition_gain=0.1, model="m-00")
@@ -201,3 +209,52 @@ def test_server_thread_serves_several_configs_for_synchronous_callers() -> None:
     assert thread.base_urls[0] != thread.base_urls[1]
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{thread.base_urls[0]}/models", timeout=2)
+
+
+def test_serve_rejects_an_unknown_kind_and_an_unset_key_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("FOLDSWEEP_SIM_TEST_KEY", raising=False)
+    with pytest.raises(UserError, match="unknown endpoint kind"):
+        serve.main(["bogus"])
+    with pytest.raises(UserError, match="FOLDSWEEP_SIM_TEST_KEY"):
+        serve.main(["sim", "--api-key-env", "FOLDSWEEP_SIM_TEST_KEY"])
+
+
+def test_serve_local_delegates_to_the_local_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    def serve_main(argv: list[str]) -> int:
+        seen.append(argv)
+        return 5
+
+    fake = types.ModuleType("pipeline.endpoints.local")
+    fake.serve_main = serve_main  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pipeline.endpoints.local", fake)
+    assert serve.main(["local", "--model", "x"]) == 5
+    assert seen == [["--model", "x"]]
+
+
+def test_serve_sim_prints_base_urls_and_stops_on_sigterm() -> None:
+    pytest.importorskip("pipeline.carrier.fixture")
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "pipeline", "serve", "sim", "--configs", "2"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    process = subprocess.Popen(
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline().split() for _ in range(2)]
+        assert [model for _, model in lines] == ["sim-model-00", "sim-model-01"]
+        with urllib.request.urlopen(f"{lines[0][0]}/models", timeout=5) as response:
+            assert json.loads(response.read())["data"][0]["id"] == "sim-model-00"
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()

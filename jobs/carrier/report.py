@@ -1,0 +1,90 @@
+"""report.md and its PNG figures, built from the outputs in RUN_DIR/analysis/.
+
+`render_report` reads what `analyze` wrote (summary.json first); `write_report` runs the
+analysis first when it has not been run. The first line is `SIMULATED ...` when any row of
+the run is simulated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from jobs import io
+from jobs.carrier import figures
+from jobs.carrier import report_sections as sections
+
+SUMMARY_FILE = "summary.json"
+REPORT_FILE = "report.md"
+
+
+def _contrast_block(out: Path, name: str) -> list[str]:
+    paired = io.read_parquet(out / f"paired_{name}.parquet")
+    panel: dict[str, Any] | None = io.read_json(out / f"panel_{name}.json")
+    thresholds = io.read_parquet(out / f"threshold_{name}.parquet")
+    if paired is None or panel is None or thresholds is None:
+        return [f"## Contrast {name}", "", "Outputs missing; re-run `analyze`.", ""]
+    fill_all: dict[str, Any] = io.read_json(out / "fill.json") or {}
+    fill_table = io.read_parquet(out / "fill.parquet")
+    written = []
+    interval_label = "t interval"
+    forest = figures.forest_plot(
+        name, paired, panel["mean"], panel["t_interval"] or panel["bootstrap_interval"],
+        interval_label if panel["t_interval"] else "bootstrap interval",
+    )
+    if forest is not None:
+        written.append(io.write_png(forest, out / f"forest_{name}.png").name)
+    if fill_table is not None:
+        scatter = figures.fill_scatter(name, fill_table.filter(pl.col("contrast") == name))
+        if scatter is not None:
+            written.append(io.write_png(scatter, out / f"fill_{name}.png").name)
+    return sections.contrast_section(name, paired, panel, thresholds, fill_all.get(name), written)
+
+
+def render_report(run_dir: Path) -> Path:
+    """Writes analysis/report.md (and figures) from the analysis outputs; returns its path."""
+    out = io.analysis_dir(io.require_run_dir(run_dir))
+    summary: dict[str, Any] | None = io.read_json(out / SUMMARY_FILE)
+    if summary is None:
+        raise io.RunDirError(f"{out} has no {SUMMARY_FILE}; run `python -m pipeline analyze` first")
+    recall = io.read_parquet(out / "recall_by_config_arm.parquet")
+    if recall is None:
+        raise io.RunDirError(f"{out} lacks recall_by_config_arm.parquet; re-run analyze")
+    lines = sections.headline(summary) + sections.near_zero_note(recall)
+    heatmap = figures.recall_heatmap(recall)
+    if heatmap is not None:
+        io.write_png(heatmap, out / "recall_heatmap.png")
+    lines += sections.recall_section(recall)
+    for name in summary["contrasts"]:
+        lines += _contrast_block(out, name)
+    lines += sections.skipped_section(summary["skipped"])
+    lines += sections.dependence_section(io.read_json(out / "dependence.json") or {})
+    headings = io.read_json(out / "headings.json")
+    if headings is not None:
+        lines += sections.headings_section(headings)
+    audit = io.read_parquet(out / "carrier_audit.parquet")
+    if audit is not None:
+        lines += sections.audit_section(audit)
+    answers = io.read_parquet(out / "answers.parquet")
+    if answers is not None:
+        lines += sections.answers_section(answers)
+    lines.append(
+        f"Bootstrap: percentile interval of the panel mean over configurations, seed "
+        f"{summary['bootstrap_seed']}, {summary['bootstrap_resamples']} resamples."
+    )
+    return io.write_text("\n".join(lines) + "\n", out / REPORT_FILE)
+
+
+def write_report(run_dir: Path) -> Path:
+    """report.md for a run directory, running the analysis first if it has not been run."""
+    run_dir = io.require_run_dir(Path(run_dir))
+    if (io.analysis_dir(run_dir) / SUMMARY_FILE).is_file():
+        return render_report(run_dir)
+    # Imported here: run_all imports this module to render the report after analyzing.
+    from jobs.carrier.run_all import analyze
+
+    report = analyze(run_dir).report
+    assert report is not None  # analyze always renders the report
+    return report

@@ -1,0 +1,245 @@
+"""Markdown sections of report.md: pure functions of loaded analysis outputs.
+
+Every table names its denominator. Wording is deliberately plain: effects are "paired
+differences", not improvements, and a run whose recall is near zero says so up front, since
+contrasts between floors carry little information.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+NEAR_ZERO_RECALL = 0.1
+"""Cells whose mean recall is at or below this are called near zero in the report."""
+
+
+def signed(value: object) -> str:
+    return "—" if not isinstance(value, int | float) else f"{value:+.3f}"
+
+
+def plain(value: object, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def interval(value: object) -> str:
+    if not isinstance(value, list) or len(value) != 2:
+        return "—"
+    return f"[{signed(value[0])}, {signed(value[1])}]"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def headline(summary: dict[str, Any]) -> list[str]:
+    lines = []
+    if summary.get("simulated"):
+        lines.append(
+            "SIMULATED — rows of this run come from simulated endpoints; no figure below "
+            "describes a real model."
+        )
+    lines += [
+        "# foldsweep analysis",
+        "",
+        f"Attempts: {summary['attempts']}; final trajectories (highest attempt): "
+        f"{summary['final_rows']}; valid final trajectories: {summary['valid_rows']}. "
+        "Earlier infrastructure attempts are neither outcomes nor missing.",
+    ]
+    if summary.get("absent_tables"):
+        lines.append(f"Absent inputs: {', '.join(summary['absent_tables'])}.")
+    return [*lines, ""]
+
+
+def near_zero_note(recall: pl.DataFrame) -> list[str]:
+    valid = recall.filter(pl.col("valid_rows") > 0)
+    if valid.is_empty():
+        return ["No configuration has a valid final row, so no recall can be reported.", ""]
+    best = valid.get_column("mean_recall").max()
+    if isinstance(best, float) and best <= NEAR_ZERO_RECALL:
+        return [
+            f"**Recall is near zero everywhere**: the best cell mean is {best:.3f}. The models "
+            "recalled almost none of the planted facts, so every contrast below compares floor "
+            "results and says little about carrier representations.",
+            "",
+        ]
+    return []
+
+
+def recall_section(recall: pl.DataFrame) -> list[str]:
+    reason_columns = [c for c in recall.columns if c.startswith("invalid_") and c != "invalid_rows"]
+    rows = []
+    for record in recall.iter_rows(named=True):
+        reasons = ", ".join(
+            f"{c.removeprefix('invalid_')} {record[c]}" for c in reason_columns if record[c]
+        )
+        rows.append([
+            str(record["config_id"]), str(record["arm"]), str(record["final_rows"]),
+            str(record["valid_rows"]), plain(record["mean_recall"]), str(record["rows_half"]),
+            str(record["rows_full"]), str(record["parse_failure_rows"]),
+            plain(record["mean_fill"]), plain(record["mean_headings"], 2), reasons or "—",
+        ])
+    header = ["config", "arm", "final", "valid (n)", "mean recall", "≥0.5", "full",
+              "parse-failure rows", "mean fill", "mean headings", "invalid by reason"]
+    return [
+        "## Recall by configuration and arm",
+        "",
+        "Denominator: the valid final rows of each cell (`valid (n)`); invalid final rows are "
+        "counted by reason and excluded from every mean. `≥0.5`, `full` and parse-failure rows "
+        "are counts out of n.",
+        "",
+        *table(header, rows),
+        "",
+        "![recall by configuration and arm](recall_heatmap.png)",
+        "",
+    ]
+
+
+def contrast_section(
+    name: str, paired: pl.DataFrame, panel: dict[str, Any], thresholds: pl.DataFrame,
+    fill: dict[str, Any] | None, figures: Sequence[str],
+) -> list[str]:
+    b, a = name.split("_vs_")
+    lines = [
+        f"## Contrast {name}: recall {b} − recall {a}",
+        "",
+        f"Denominator: complete pairs (both arms valid in the same configuration, execution "
+        f"group and repeat); each configuration weighted equally; n = {panel['configs']} "
+        "configurations with at least one pair.",
+        "",
+    ]
+    if not panel["configs"]:
+        return [*lines, "No complete pair exists for this contrast; nothing is estimated.", ""]
+    lines += [
+        f"- mean {signed(panel['mean'])}, median {signed(panel['median'])}, "
+        f"IQR {interval(panel['iqr'])}, range {interval(panel['range'])}",
+        f"- {panel['positive']} positive, {panel['negative']} negative, {panel['zero']} zero",
+        f"- leave-one-configuration-out mean range {interval(panel['loo_range'])}; "
+        f"t interval (dispersion of this panel, not a population CI) {interval(panel['t_interval'])}",
+        f"- family mean {signed(panel['family_mean'])}; leave-one-family-out "
+        f"{interval(panel['lofo_range'])}",
+        f"- planned-repeat bounds {interval(panel['planned_bounds'])}; bootstrap (configurations) "
+        f"{interval(panel['bootstrap_interval'])}",
+        "",
+        "Sensitivity (denominator: configurations in each population):",
+        "",
+        *table(["population", "configs", "mean", "median"],
+               [[p["population"], str(p["configs"]), signed(p["mean"]), signed(p["median"])]
+                for p in panel["sensitivity"]]),
+        "",
+        *table(["config", "pairs", f"valid {a}", f"valid {b}", f"mean {a}", f"mean {b}", "paired"],
+               [[str(r["config_id"]), str(r["pairs"]), str(r["valid_rows_a"]),
+                 str(r["valid_rows_b"]), plain(r["mean_a"]), plain(r["mean_b"]),
+                 signed(r["paired_mean"])] for r in paired.iter_rows(named=True)]),
+        "",
+        f"Thresholds (denominator: complete pairs; exact two-sided McNemar on only-{a} vs only-{b}):",
+        "",
+        *table(["config", "threshold", "both", f"only {a}", f"only {b}", "neither", "p"],
+               [[str(r["config_id"]), r["threshold"], str(r["both"]), str(r["only_a"]),
+                 str(r["only_b"]), str(r["neither"]), plain(r["p_value"], 4)]
+                for r in thresholds.iter_rows(named=True)]),
+        "",
+    ]
+    if fill is not None:
+        lines += [
+            f"Fill of arm {a} against the effect (exploratory, post-treatment; n = "
+            f"{fill['configs']} configurations with a recorded fill): Pearson "
+            f"{signed(fill['pearson'])}, Spearman {signed(fill['spearman'])}.",
+            "",
+        ]
+    lines += [f"![{figure}]({figure})" for figure in figures]
+    return [*lines, ""]
+
+
+def skipped_section(skipped: Sequence[dict[str, str]]) -> list[str]:
+    if not skipped:
+        return []
+    lines = ["## Skipped contrasts", ""]
+    lines += [f"- {s['contrast']}: skipped ({s['reason']})." for s in skipped]
+    return [*lines, ""]
+
+
+def dependence_section(dependence: dict[str, Any]) -> list[str]:
+    if not dependence.get("rows"):
+        return ["## Within-row dependence", "", "No valid final row has checks.", ""]
+    return [
+        "## Within-row dependence",
+        "",
+        f"Denominator: {dependence['rows']} valid final rows, {dependence['checks']} binary "
+        f"checks (source: {dependence['source']}). ICC(1) {plain(dependence['icc'])}, design "
+        f"effect {plain(dependence['design_effect'])}, so a row of "
+        f"{plain(dependence['checks_per_row'], 1)} checks is worth about "
+        f"{plain(dependence['effective_checks_per_row'], 2)} independent observations.",
+        "",
+    ]
+
+
+def headings_section(headings: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Rendered headings and recall (exploratory association)",
+        "",
+        f"Within (config, arm, execution group) cells with heading variation: "
+        f"{headings['cells']} cells, {headings['rows']} rows; slope "
+        f"{signed(headings['slope'])} recall per heading, residual r "
+        f"{signed(headings['residual_r'])}. Raw pooled r over {headings['pooled_rows']} rows: "
+        f"{signed(headings['pooled_r'])}. Headings are post-treatment; this is not a mediation "
+        "estimate.",
+        "",
+    ]
+    by_arm = headings.get("by_arm") or {}
+    if by_arm:
+        lines += table(["arm", "cells", "rows", "slope", "residual r"],
+                       [[arm, str(v["cells"]), str(v["rows"]), signed(v["slope"]),
+                         signed(v["residual_r"])] for arm, v in by_arm.items()])
+        lines.append("")
+    return lines
+
+
+def audit_section(audit: pl.DataFrame) -> list[str]:
+    if audit.is_empty() or not audit.get_column("audited_rows").sum():
+        return ["## Carrier audit", "", "No audited rows (checks without carrier presence).", ""]
+    rows = [[str(r["arm"]), str(r["audited_rows"]), str(r["rows_counts_agree"]),
+             _share(r["rows_carrier_held_answer_missed"], r["audited_rows"]),
+             _share(r["rows_answered_absent_from_carrier"], r["audited_rows"])]
+            for r in audit.iter_rows(named=True)]
+    return [
+        "## Carrier audit",
+        "",
+        "Denominator: audited rows (valid final rows whose every check records carrier presence).",
+        "",
+        *table(["arm", "audited rows", "counts agree", "carrier held, answer missed",
+                "answered, absent from carrier"], rows),
+        "",
+    ]
+
+
+def answers_section(answers: pl.DataFrame) -> list[str]:
+    if answers.is_empty():
+        return ["## Failing answers", "", "No valid final rows.", ""]
+    rows = [[str(r["arm"]), str(r["valid_rows"]), str(r["failing_rows"]),
+             str(r["fabricating"]), str(r["abstaining"]), str(r["missing"]),
+             str(r["unclassified"]), str(r["stock_signature_rows"])]
+            for r in answers.iter_rows(named=True)]
+    return [
+        "## Failing answers (recall < 0.5)",
+        "",
+        "Denominator: failing rows of each arm (out of its valid final rows). Abstaining wins "
+        "over fabricating; `missing` leaves the labels unanswered; `unclassified` lacks "
+        "check-level outcomes.",
+        "",
+        *table(["arm", "valid rows", "failing rows", "fabricating", "abstaining", "missing",
+                "unclassified", "stock-signature rows"], rows),
+        "",
+    ]
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count} ({100.0 * count / total:.1f}%)" if total else str(count)

@@ -1,0 +1,150 @@
+"""Run a prepared sweep on Ray: start servers, actors, probes, then the coordinator."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.store.manifest import load_manifest, write_manifest
+from pipeline.sweep.coordinator import Coordinator
+from pipeline.sweep.probing import (
+    arm_needs,
+    context_tokens_needed,
+    not_run_from_verdicts,
+    shapes_needed,
+)
+from pipeline.sweep.progress import ProgressView
+from pipeline.sweep.run import (
+    Prepared,
+    StopFlag,
+    _lost_records,
+    _publication_dates,
+    _settings,
+    finish,
+    new_manifest,
+    owed_specs,
+    prepare,
+    prepare_run_dir,
+    write_initial_plan,
+)
+from pipeline.sweep.servers import EndpointServers
+from pipeline.sweep.sink import Sink
+from pipeline.sweep.worker import WorkerSettings
+
+
+def _probe_all(
+    p: Prepared, workers: dict[str, Any], sink: Sink
+) -> tuple[dict[tuple[str, str], str], list[dict[str, Any]]]:
+    import ray
+
+    needed = context_tokens_needed(p.fixture, p.arms)
+    refs, needs_by_config = {}, {}
+    for inc in p.resolution.included:
+        needs = arm_needs(p.arms, inc.endpoint)
+        needs_by_config[inc.config_id] = needs
+        refs[inc.config_id] = workers[inc.config_id].probe.remote(shapes_needed(needs), needed)
+    not_run: dict[tuple[str, str], str] = {}
+    verdicts: list[dict[str, Any]] = []
+    for config_id, ref in refs.items():
+        found = ray.get(ref)
+        verdicts += found
+        for v in found:
+            sink.event("probe", config_id=config_id, shape=v["shape"], verdict=v["verdict"])
+        for arm, reason in not_run_from_verdicts(found, needs_by_config[config_id]).items():
+            not_run[(config_id, arm)] = reason
+    return not_run, verdicts
+
+
+def _caps(settings: dict[str, WorkerSettings]) -> dict[str, int]:
+    """In-flight trajectories per endpoint: enough to keep its request slots busy."""
+    return {cid: max(2, s.endpoint.limits.concurrency * 2) for cid, s in settings.items()}
+
+
+def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
+    """Run (or resume) a sweep; returns the run directory."""
+    import ray
+
+    from pipeline.sweep.actors import EndpointWorker, RayDispatcher, init_ray
+
+    p = prepare(overrides)
+    prepare_run_dir(p)
+    dates = _publication_dates(p.resolution)
+    endpoints = [inc.endpoint for inc in p.resolution.included]
+    manifest = p.manifest if p.manifest is not None else new_manifest(p)
+    if p.manifest is None:
+        write_manifest(p.run_dir, manifest)
+    else:
+        manifest = dataclasses.replace(manifest, status="running", finished_at=None)
+    sink = Sink(p.run_dir, manifest.run_id)
+    stop = StopFlag()
+    stop.install()
+    print(f"run directory: {p.run_dir}", file=sys.stderr, flush=True)
+    started_ray = not ray.is_initialized()
+    try:
+        with EndpointServers(
+            p.resolution.kind, endpoints, p.cfg, p.fixture, p.run_dir / "logs"
+        ) as servers:
+            settings = {ep.config_id: _settings(p, ep, dates) for ep in servers.endpoints}
+            init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus)
+            workers = {cid: EndpointWorker.remote(s) for cid, s in settings.items()}  # type: ignore[attr-defined]
+            if not p.resuming:
+                not_run, verdicts = _probe_all(p, workers, sink)
+                write_initial_plan(p, not_run)
+                manifest = dataclasses.replace(manifest, probes=verdicts)
+                write_manifest(p.run_dir, manifest)
+            specs = owed_specs(p)
+            progress = ProgressView(len(specs), enabled=p.cfg.progress)
+            coordinator = Coordinator(
+                dispatcher=RayDispatcher(workers),
+                sink=sink,
+                attempt_limit=p.cfg.retry.trajectory_attempts,
+                budget=p.cfg.budget,
+                caps=_caps(settings),
+                lost_records=_lost_records(p, settings),
+                progress=progress,
+                should_stop=lambda: stop.requested,
+            )
+            try:
+                outcome = coordinator.run(specs)
+            finally:
+                progress.close()
+                sink.flush()
+            for event in servers.restarts:
+                sink.event("server_restart", config_id=event.get("config_id"), **event)
+            sink.flush()
+            extra: dict[str, Any] = {
+                "sim_counters": servers.counters(),
+                "server_restarts": servers.restarts,
+                "last_session": {
+                    "attempts": outcome.attempts,
+                    "requests": outcome.requests,
+                    "cost_usd": outcome.cost_usd,
+                },
+            }
+            ray.get([w.close.remote() for w in workers.values()])
+            closed = finish(p, manifest, outcome.status, extra)
+            if extra["sim_counters"]:
+                write_manifest(
+                    p.run_dir, dataclasses.replace(closed, sim_counters=extra["sim_counters"])
+                )
+    finally:
+        stop.restore()
+        if started_ray and ray.is_initialized():
+            ray.shutdown()
+    if analyze:
+        _analyze(p.run_dir)
+    return p.run_dir
+
+
+def _analyze(run_dir: Path) -> None:
+    from jobs.run_all import analyze
+
+    from jobs.carrier.report import write_report
+
+    manifest = load_manifest(run_dir)
+    contrasts = manifest.config.get("analysis", {}).get("contrasts")
+    analyze(run_dir, contrasts=contrasts)
+    write_report(run_dir)

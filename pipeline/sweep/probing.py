@@ -1,0 +1,68 @@
+"""Which request shapes each arm needs, and probing them through an endpoint's own worker.
+
+Probes run inside the EndpointWorker so they share its session, limiter and retry policy:
+a probe is real traffic and counts against the endpoint's limits like any other request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import asdict
+from typing import Any
+
+from pipeline.carrier.arms import Arm
+from pipeline.carrier.fixture_model import Fixture, chunk_tokens
+from pipeline.config.schema import EndpointConfig
+from pipeline.endpoints.probe import ProbeVerdict, probe, servable_arms
+from pipeline.sweep.worker import EndpointWorkerCore
+
+CONTEXT_SLACK_TOKENS = 1024  # system prompt, schema text and message framing
+
+
+def arm_needs(arms: Mapping[str, Arm], endpoint: EndpointConfig) -> dict[str, frozenset[str]]:
+    """Shapes per arm: plain or schema, reasoning off where supported, enough context."""
+    extra = {"context_length"}
+    if endpoint.reasoning != "none":
+        extra.add("reasoning_disabled")
+    return {
+        name: frozenset({"schema" if arm.schema is not None else "plain", *extra})
+        for name, arm in arms.items()
+    }
+
+
+def shapes_needed(needs: Mapping[str, frozenset[str]]) -> list[str]:
+    order = ["plain", "schema", "reasoning_disabled", "context_length"]
+    wanted = set().union(*needs.values()) if needs else set()
+    return [s for s in order if s in wanted]
+
+
+def context_tokens_needed(fixture: Fixture, arms: Mapping[str, Arm]) -> int:
+    """The largest fold prompt any arm can send, plus its reply."""
+    biggest_chunk = max(chunk_tokens(c) for c in fixture.chunks)
+    worst = max(a.carry_cap_tokens + 1200 + a.output_tokens for a in arms.values())
+    return biggest_chunk + worst + CONTEXT_SLACK_TOKENS
+
+
+async def probe_worker(
+    core: EndpointWorkerCore, shapes: Sequence[str], context_needed: int
+) -> list[dict[str, Any]]:
+    await core._ensure_client()
+    client = core.http_client if core.http_client is not None else core.counting
+
+    @asynccontextmanager
+    async def borrowed(_: EndpointConfig) -> AsyncIterator[Any]:
+        yield client
+
+    verdicts = await probe(
+        borrowed, core.settings.endpoint, shapes, context_tokens_needed=context_needed
+    )
+    return [asdict(v) for v in verdicts]
+
+
+def not_run_from_verdicts(
+    verdicts: Sequence[Mapping[str, Any]], needs: Mapping[str, frozenset[str]]
+) -> dict[str, str]:
+    """arm -> not-run reason for the arms this configuration cannot serve."""
+    typed = [ProbeVerdict(**dict(v)) for v in verdicts]
+    return {arm: reason for arm, reason in servable_arms(typed, needs).items() if reason}

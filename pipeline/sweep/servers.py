@@ -1,0 +1,143 @@
+"""The endpoints a sweep starts itself: simulated servers or local llama.cpp servers.
+
+Hosted and user endpoints need nothing started. Either way, the result is the panel's
+EndpointConfigs with their base URLs filled in, plus whatever the servers counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pipeline.carrier.fixture_model import Fixture
+from pipeline.config.schema import EndpointConfig, RunConfig
+from pipeline.usererror import UserError
+
+
+class _LoopThread:
+    """A private asyncio loop in a daemon thread, for async servers under a sync driver."""
+
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self.thread.start()
+
+    def call(self, coro: Any, timeout_s: float | None = None) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+class EndpointServers:
+    """Context manager: start what the panel kind needs, fill base URLs, stop at exit."""
+
+    def __init__(
+        self,
+        kind: str,
+        endpoints: Sequence[EndpointConfig],
+        cfg: RunConfig,
+        fixture: Fixture,
+        log_dir: Path,
+    ) -> None:
+        self.kind = kind
+        self.endpoints = tuple(endpoints)
+        self.cfg = cfg
+        self.fixture = fixture
+        self.log_dir = log_dir
+        self._sim: Any = None
+        self._local: Any = None
+        self._loop: _LoopThread | None = None
+        self.restarts: list[dict[str, Any]] = []
+
+    def __enter__(self) -> EndpointServers:
+        if self.kind == "sim":
+            self._start_sim()
+        elif self.kind == "local":
+            self._start_local()
+        return self
+
+    def _start_sim(self) -> None:
+        from pipeline.endpoints.sim import SimOptions, SimServer, SimServerThread
+        from pipeline.endpoints.sim_model import profiles_for
+
+        sim = self.cfg.sim
+        key = None
+        if sim.api_key_env:
+            key = os.environ.get(sim.api_key_env)
+            if not key:
+                raise UserError(f"{sim.api_key_env} is not set: export it or drop sim.api_key_env")
+        options = SimOptions(
+            latency_s=sim.latency_s,
+            fault_rate=sim.fault_rate,
+            rpm_limit=sim.rpm_limit,
+            model_faults=sim.model_faults,
+            api_key=key,
+            seed=sim.seed,
+            stall_s=sim.stall_s,
+        )
+        profiles = profiles_for(len(self.endpoints), sim.seed)
+        servers = [
+            SimServer(
+                dataclasses.replace(profile, config_id=ep.config_id, model=ep.model),
+                self.fixture.planted,
+                options,
+            )
+            for profile, ep in zip(profiles, self.endpoints, strict=True)
+        ]
+        self._sim = SimServerThread(servers)
+        urls = self._sim.start()
+        self.endpoints = tuple(
+            dataclasses.replace(ep, base_url=url)
+            for ep, url in zip(self.endpoints, urls, strict=True)
+        )
+
+    def _start_local(self) -> None:
+        from pipeline.endpoints.local import LocalServerPool, build_servers
+
+        self._loop = _LoopThread("local-servers")
+        servers = build_servers(self.endpoints, self.log_dir)
+        self._local = LocalServerPool(servers, on_restart=self._on_restart)
+        try:
+            self._loop.call(self._local.start())
+        except BaseException:
+            self._loop.call(self._local.stop())
+            self._loop.close()
+            raise
+        self.endpoints = tuple(
+            dataclasses.replace(ep, base_url=self._local.base_url(ep.config_id))
+            for ep in self.endpoints
+        )
+
+    def _on_restart(self, event: Any) -> None:
+        self.restarts.append(
+            {f.name: str(getattr(event, f.name)) for f in dataclasses.fields(event)}
+        )
+
+    def counters(self) -> dict[str, Any]:
+        if self._sim is None:
+            return {}
+        return {
+            ep.config_id: dataclasses.asdict(c)
+            for ep, c in zip(self.endpoints, self._sim.counters(), strict=True)
+        }
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._sim is not None:
+            self._sim.stop()
+        if self._local is not None and self._loop is not None:
+            self._loop.call(self._local.stop())
+            self._loop.close()

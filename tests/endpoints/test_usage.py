@@ -1,0 +1,129 @@
+"""Usage parsing per dialect and cost at the pinned prices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pipeline.carrier.chat import Usage
+from pipeline.config.schema import Prices
+from pipeline.endpoints.usage import cost_usd, parse_usage
+
+
+@pytest.mark.parametrize(
+    ("dialect", "body", "expected"),
+    [
+        (
+            "llama-cpp-python",
+            {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+            Usage(120, 30, 0, 0),
+        ),
+        (
+            "openai cached",
+            {
+                "prompt_tokens": 2000,
+                "completion_tokens": 50,
+                "prompt_tokens_details": {"cached_tokens": 1536},
+            },
+            Usage(2000, 50, 1536, 0),
+        ),
+        (
+            "openrouter cache write",
+            {
+                "prompt_tokens": 3000,
+                "completion_tokens": 10,
+                "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 2500},
+            },
+            Usage(3000, 10, 0, 2500),
+        ),
+        (
+            "deepseek",
+            {
+                "prompt_tokens": 900,
+                "completion_tokens": 40,
+                "prompt_cache_hit_tokens": 640,
+                "prompt_cache_miss_tokens": 260,
+            },
+            Usage(900, 40, 640, 0),
+        ),
+        (
+            "deepseek without prompt_tokens",
+            {
+                "completion_tokens": 40,
+                "prompt_cache_hit_tokens": 640,
+                "prompt_cache_miss_tokens": 260,
+            },
+            Usage(900, 40, 640, 0),
+        ),
+        (
+            "anthropic (input excludes cache)",
+            {
+                "input_tokens": 100,
+                "output_tokens": 20,
+                "cache_read_input_tokens": 800,
+                "cache_creation_input_tokens": 300,
+            },
+            Usage(1200, 20, 800, 300),
+        ),
+        (
+            "openai-compatible proxy with anthropic cache fields",
+            {
+                "prompt_tokens": 1200,
+                "completion_tokens": 20,
+                "cache_read_input_tokens": 800,
+                "cache_creation_input_tokens": 300,
+            },
+            Usage(1200, 20, 800, 300),
+        ),
+        ("absent", None, Usage()),
+        ("empty", {}, Usage()),
+        (
+            "garbage values",
+            {
+                "prompt_tokens": "12",
+                "completion_tokens": True,
+                "prompt_tokens_details": {"cached_tokens": -3},
+            },
+            Usage(),
+        ),
+        ("float counts", {"prompt_tokens": 12.0, "completion_tokens": 3.0}, Usage(12, 3, 0, 0)),
+        (
+            "null details",
+            {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": None},
+            Usage(5, 1, 0, 0),
+        ),
+    ],
+)
+def test_parse_usage_normalises_each_dialect(
+    dialect: str, body: dict[str, Any] | None, expected: Usage
+) -> None:
+    assert parse_usage(body) == expected, dialect
+
+
+PRICES = Prices(
+    input_per_mtok=1.0, output_per_mtok=4.0, cached_input_per_mtok=0.1, cache_write_per_mtok=1.25
+)
+
+
+@pytest.mark.parametrize(
+    ("usage", "prices", "expected"),
+    [
+        (Usage(1_000_000, 0), PRICES, 1.0),
+        (Usage(0, 1_000_000), PRICES, 4.0),
+        (Usage(1_000_000, 0, cached_tokens=400_000), PRICES, 0.6 + 0.04),
+        (Usage(1_000_000, 0, cache_write_tokens=200_000), PRICES, 0.8 + 0.25),
+        (Usage(1_000_000, 500_000, 300_000, 100_000), PRICES, 0.6 + 0.03 + 0.125 + 2.0),
+        (Usage(1_000_000, 0, cached_tokens=400_000), Prices(1.0, 4.0), 1.0),
+        (Usage(None, None), PRICES, 0.0),
+        (Usage(1000, 10), Prices(), 0.0),
+    ],
+)
+def test_cost_bills_uncached_cached_and_written_input_separately(
+    usage: Usage, prices: Prices, expected: float
+) -> None:
+    assert cost_usd(usage, prices) == pytest.approx(expected)
+
+
+def test_cached_tokens_above_prompt_never_make_cost_negative() -> None:
+    assert cost_usd(Usage(100, 0, cached_tokens=500), PRICES) >= 0.0

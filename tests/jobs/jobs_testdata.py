@@ -1,0 +1,86 @@
+"""Builders of small hand-made run directories for the job tests.
+
+Rows, checks and plan entries are given as dicts with only the columns a test cares about;
+every other contract column (pipeline.store.schemas) is filled with a neutral default or null,
+and parts are written with the contract's Arrow schema, as the sweep writes them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.store import schemas
+
+ROW_DEFAULTS: dict[str, Any] = {
+    "run_id": "run-test",
+    "model": None,
+    "family": None,
+    "attempt": 1,
+    "simulated": False,
+    "valid": True,
+    "invalid_reason": None,
+    "retryable": False,
+    "checks_total": 14,
+    "parse_failures": 0,
+}
+
+
+def row(
+    config_id: str, arm: str, repeat: int, recall_checks: int | None, **extra: Any
+) -> dict[str, Any]:
+    """One attempt row; `recall_checks` passed checks out of 14 (None: no recall, e.g. invalid)."""
+    record: dict[str, Any] = {
+        **ROW_DEFAULTS,
+        "config_id": config_id,
+        "arm": arm,
+        "execution_group": 0,
+        "repeat": repeat,
+        "checks_passed": recall_checks,
+        "recall": None if recall_checks is None else recall_checks / 14,
+    }
+    record.update(extra)
+    record.setdefault("row_id", f"{config_id}|{arm}|{record['execution_group']}|{repeat}|{record['attempt']}")
+    return record
+
+
+def _table(records: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+    records = list(records)
+    columns = {name: [r.get(name) for r in records] for name in schema.names}
+    return pa.Table.from_pydict(columns, schema=schema)
+
+
+def write_run(
+    run_dir: Path,
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    checks: Iterable[Mapping[str, Any]] | None = None,
+    plan: Iterable[Mapping[str, Any]] | None = None,
+    manifest: Mapping[str, Any] | None = None,
+    parts: int = 1,
+) -> Path:
+    """Writes rows (split over `parts` files) and the optional tables; returns run_dir."""
+    records = list(rows)
+    (run_dir / "rows").mkdir(parents=True, exist_ok=True)
+    size = max(1, -(-len(records) // parts))
+    for index in range(parts):
+        chunk = records[index * size : (index + 1) * size]
+        if chunk or index == 0:
+            pq.write_table(_table(chunk, schemas.ROWS), run_dir / "rows" / f"part-{index:04d}.parquet")
+    if checks is not None:
+        (run_dir / "checks").mkdir(exist_ok=True)
+        check_records = [{"run_id": "run-test", **c} for c in checks]
+        pq.write_table(_table(check_records, schemas.CHECKS), run_dir / "checks" / "part-0000.parquet")
+    if plan is not None:
+        plan_records = [
+            {"run_id": "run-test", "execution_group": 0, "status": "done", **p} for p in plan
+        ]
+        pq.write_table(_table(plan_records, schemas.PLAN), run_dir / "plan.parquet")
+    if manifest is not None:
+        (run_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return run_dir
