@@ -119,8 +119,6 @@ _ROUND_TIME = re.compile(r"(?<![\d+\-])\d{1,2}:00(?::00)?(?!:?\d)")  # not a +00
 _PATH = re.compile(r"(?<![\w.~-])/[^\s\"'`,;)]*")
 STOCK_PATH_PREFIXES: tuple[str, ...] = (
     "/var/lib/",
-    "/var/run/",
-    "/run/",
     "/etc/",
     "/tmp/",
     "/path/to/",

@@ -76,10 +76,18 @@ def fixture_from_json(data: bytes) -> Fixture:
         raise FixtureError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
     top = _obj(raw, "fixture")
     chunks = tuple(_chunk(c, f"chunks[{i}]") for i, c in enumerate(_list(top, "chunks", "")))
-    planted = tuple(_fact(f, f"planted[{i}]", None) for i, f in enumerate(_list(top, "planted", "")))
+    planted = tuple(
+        _fact(f, f"planted[{i}]", None) for i, f in enumerate(_list(top, "planted", ""))
+    )
     graded = tuple(_fact(f, f"graded[{i}]", True) for i, f in enumerate(_list(top, "graded", "")))
-    fx = Fixture(_str(top, "scenario", ""), _int(top, "seed", ""), _str(top, "version", ""),
-                 chunks, planted, graded)  # fmt: skip
+    fx = Fixture(
+        _str(top, "scenario", ""),
+        _int(top, "seed", ""),
+        _str(top, "version", ""),
+        chunks,
+        planted,
+        graded,
+    )
     _check_consistent(fx)
     return fx
 
@@ -107,7 +115,9 @@ def _message_dict(m: Message) -> dict[str, Any]:
         "role": m.role,
         "content": m.content,
         "name": m.name,
-        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls],
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls
+        ],
         "tool_call_id": m.tool_call_id,
     }
 
@@ -138,9 +148,16 @@ def _message(raw: Any, where: str) -> Message:
     for i, raw_call in enumerate(_list(obj, "tool_calls", where, [])):
         at = f"{where}.tool_calls[{i}]"
         call = _obj(raw_call, at)
-        calls.append(ToolCall(_str(call, "id", at), _str(call, "name", at), _str(call, "arguments", at)))
-    return Message(role, _str(obj, "content", where), _opt_str(obj, "name", where), tuple(calls),
-                   _opt_str(obj, "tool_call_id", where))  # fmt: skip
+        calls.append(
+            ToolCall(_str(call, "id", at), _str(call, "name", at), _str(call, "arguments", at))
+        )
+    return Message(
+        role,
+        _str(obj, "content", where),
+        _opt_str(obj, "name", where),
+        tuple(calls),
+        _opt_str(obj, "tool_call_id", where),
+    )
 
 
 def _fact(raw: Any, where: str, graded: bool | None) -> Fact:
@@ -153,8 +170,14 @@ def _fact(raw: Any, where: str, graded: bool | None) -> Fact:
     carrier = _opt_str(obj, "carrier", where) or ""
     if carrier and carrier not in CARRIERS:
         raise FixtureError(f"{where}.carrier: expected one of {', '.join(CARRIERS)}")
-    return Fact(_str(obj, "label", where), _str(obj, "value", where), _str(obj, "kind", where),
-                graded, _int(obj, "chunk", where), carrier)  # fmt: skip
+    return Fact(
+        _str(obj, "label", where),
+        _str(obj, "value", where),
+        _str(obj, "kind", where),
+        graded,
+        _int(obj, "chunk", where),
+        carrier,
+    )
 
 
 def _obj(raw: Any, where: str) -> dict[str, Any]:

@@ -48,7 +48,7 @@ _PRE_CALL = (
 )
 _OBSERVATIONS = (
     "the {comp} on {host} is retrying against {svc2} with '{reason}'",
-    "nothing unusual in this output",
+    "nothing unusual",
     "a burst of '{reason}' errors, then recovery",
     "{svc} is healthy but its {comp} is falling behind",
     "the {comp} restarted {n} times in the window",
@@ -84,15 +84,22 @@ def _slots(rng: Random, scene: Scene) -> dict[str, str]:
     }
 
 
-def operator_turn(rng: Random, scene: Scene, facts: list[tuple[str, str]], task: bool) -> str:
-    """A task (or a short nudge) stating `facts` as (label, value) pairs."""
+def operator_turn(
+    rng: Random, scene: Scene, facts: list[tuple[str, str]], task: bool, brief: bool = False
+) -> str:
+    """A task (or a short nudge) stating `facts` as (label, value) pairs.
+
+    `brief` (a step over its token share) drops the nudge in front of stated facts.
+    """
     slots = _slots(rng, scene)
     if not task and len(facts) <= 1:
         if facts:
             label, value = facts[0]
             return rng.choice(_NUDGE_FACTS).format(label=label, value=value)
         return rng.choice(_NUDGES).format(**slots)
-    text = [rng.choice(_TASKS if task else _NUDGES).format(**slots)]
+    text = [] if brief and not task else [rng.choice(_TASKS if task else _NUDGES).format(**slots)]
+    if text and not task:
+        text[0] = text[0].capitalize() + "."
     text += [rng.choice(_USER_FACTS).format(label=lb, value=v) for lb, v in facts]
     return " ".join(text)
 
@@ -101,11 +108,18 @@ def pre_call(rng: Random, intent: str) -> str:
     return rng.choice(_PRE_CALL).format(intent=intent)
 
 
-def analysis(rng: Random, scene: Scene, facts: list[tuple[str, str]]) -> str:
-    """The assistant's comment on a tool output, with `facts` stated among its sentences."""
+def analysis(rng: Random, scene: Scene, facts: list[tuple[str, str]], brief: bool = False) -> str:
+    """The assistant's comment on a tool output, with `facts` stated among its sentences.
+
+    `brief` (a step over its token share) keeps only the facts (or one observation).
+    """
     slots = _slots(rng, scene)
-    sentences = [f"The output shows {rng.choice(_OBSERVATIONS).format(**slots)}."]
-    sentences += [rng.choice(_ASSISTANT_FACTS).format(label=lb, value=v) for lb, v in facts]
+    stated = [rng.choice(_ASSISTANT_FACTS).format(label=lb, value=v) for lb, v in facts]
+    if brief and stated:
+        return " ".join(stated)
+    sentences = [f"The output shows {rng.choice(_OBSERVATIONS).format(**slots)}.", *stated]
+    if brief:
+        return " ".join(sentences)
     if rng.random() < 0.5:
         sentences.append(f"Also {rng.choice(_OBSERVATIONS).format(**_slots(rng, scene))}.")
     sentences.append(rng.choice(_NEXT_STEPS).format(**slots))

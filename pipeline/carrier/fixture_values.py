@@ -36,20 +36,22 @@ ValueMaker = Callable[[Random, dt.date], str]
 
 # --- stock values (the fabrication signature of paper §4.11) -------------------------------
 
-STOCK_PORTS = frozenset(
-    {21, 22, 25, 53, 80, 443, 1433, 1521, 2181, 2379, 3000, 3306, 4000, 5000, 5432, 5672, 5900,
-     6379, 6443, 7000, 8000, 8008, 8080, 8081, 8088, 8443, 8888, 9000, 9090, 9092, 9200, 9300,
-     11211, 15672, 25565, 27017, 27018, 28017, 32400, 33060, 49152, 50000, 50051, 50070, 60000,
-     61616, 65535}
-)  # fmt: skip
-DOC_UUIDS = frozenset(
-    {"123e4567-e89b-12d3-a456-426614174000", "550e8400-e29b-41d4-a716-446655440000",
-     "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
-     "f47ac10b-58cc-4372-a567-0e02b2c3d479", "6ba7b810-9dad-11d1-80b4-00c04fd430c8"}
-)  # fmt: skip
+# fmt: off
+STOCK_PORTS = frozenset({
+    21, 22, 25, 53, 80, 443, 1433, 1521, 2181, 2379, 3000, 3306, 4000, 5000, 5432, 5672, 5900,
+    6379, 6443, 7000, 8000, 8008, 8080, 8081, 8088, 8443, 8888, 9000, 9090, 9092, 9200, 9300,
+    11211, 15672, 25565, 27017, 27018, 28017, 32400, 33060, 49152, 50000, 50051, 50070, 60000,
+    61616, 65535,
+})
+DOC_UUIDS = frozenset({
+    "123e4567-e89b-12d3-a456-426614174000", "550e8400-e29b-41d4-a716-446655440000",
+    "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "f47ac10b-58cc-4372-a567-0e02b2c3d479", "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+})
+# fmt: on
 STOCK_DOMAINS = ("example.com", "example.org", "example.net", "localhost", "foo.bar", "acme.")
 ROUND_MINUTES = frozenset({0, 15, 30, 45})
-_CLOCK = re.compile(r"\b(\d{2}):(\d{2})(?::(\d{2}))?\b")
+_CLOCK = re.compile(r"(?<![+\-\d])(\d{2}):(\d{2})(?::(\d{2}))?\b")
 
 
 def stock_reason(kind: str, value: str) -> str | None:
@@ -58,25 +60,42 @@ def stock_reason(kind: str, value: str) -> str | None:
     for domain in STOCK_DOMAINS:
         if domain in lowered:
             return f"stock domain {domain}"
-    if kind == "port":
-        port = int(value)
-        if port in STOCK_PORTS:
-            return "well-known port"
-        if _is_round_number(port):
-            return "round port"
-    if kind == "count":
-        number = int(value.split()[0])
-        if number < 11 or number % 4 == 0 or number % 5 == 0 or _is_round_number(number):
-            return "round count"
-    if kind == "uuid" and value in DOC_UUIDS:
-        return "documentation UUID"
-    if kind == "timestamp":
-        for match in _CLOCK.finditer(value):
-            if int(match.group(2)) in ROUND_MINUTES:
-                return "round minute"
-            if match.group(3) is not None and int(match.group(3)) == 0:
-                return "round second"
+    check = _STOCK_CHECKS.get(kind)
+    return check(value) if check else None
+
+
+def _port_reason(value: str) -> str | None:
+    port = int(value)
+    if port in STOCK_PORTS:
+        return "well-known port"
+    return "round port" if _is_round_number(port) else None
+
+
+def _count_reason(value: str) -> str | None:
+    number = int(value.split(maxsplit=1)[0])
+    round_count = number < 11 or number % 4 == 0 or number % 5 == 0
+    return "round count" if round_count or len(set(str(number))) == 1 else None
+
+
+def _uuid_reason(value: str) -> str | None:
+    return "documentation UUID" if value in DOC_UUIDS else None
+
+
+def _timestamp_reason(value: str) -> str | None:
+    for match in _CLOCK.finditer(value):
+        if int(match.group(2)) in ROUND_MINUTES:
+            return "round minute"
+        if match.group(3) is not None and int(match.group(3)) == 0:
+            return "round second"
     return None
+
+
+_STOCK_CHECKS: dict[str, Callable[[str], str | None]] = {
+    "port": _port_reason,
+    "count": _count_reason,
+    "uuid": _uuid_reason,
+    "timestamp": _timestamp_reason,
+}
 
 
 def _is_round_number(number: int) -> bool:
@@ -84,11 +103,13 @@ def _is_round_number(number: int) -> bool:
     ascending = "0123456789"
     return (
         number % 100 == 0
-        or len(set(digits)) <= 2
+        or (len(digits) >= 4 and len(set(digits)) <= 2)
         or any(digits[i] == digits[i + 1] == digits[i + 2] for i in range(len(digits) - 2))
-        or any(digits[i : i + 4] in ascending or digits[i : i + 4] in ascending[::-1]
-               for i in range(len(digits) - 3))
-    )  # fmt: skip
+        or any(
+            digits[i : i + 4] in ascending or digits[i : i + 4] in ascending[::-1]
+            for i in range(len(digits) - 3)
+        )
+    )
 
 
 # --- value shapes ---------------------------------------------------------------------------
@@ -105,8 +126,9 @@ def _port(rng: Random, _day: dt.date) -> str:
 def _moment(rng: Random, day: dt.date) -> dt.datetime:
     date = day + dt.timedelta(days=rng.randint(-9, 9))
     minute = rng.choice([m for m in range(1, 60) if m not in ROUND_MINUTES])
-    return dt.datetime(date.year, date.month, date.day, rng.randint(0, 23), minute,
-                       rng.randint(1, 59))  # fmt: skip
+    return dt.datetime(
+        date.year, date.month, date.day, rng.randint(0, 23), minute, rng.randint(1, 59)
+    )
 
 
 def _ts_minutes_utc(rng: Random, day: dt.date) -> str:  # 2026-03-14 01:26 UTC
@@ -115,8 +137,7 @@ def _ts_minutes_utc(rng: Random, day: dt.date) -> str:  # 2026-03-14 01:26 UTC
 
 def _ts_date_utc(rng: Random, day: dt.date) -> str:  # Sat 14 Mar 2026 17:43:09 UTC
     t = _moment(rng, day)  # names from our own tables: strftime %a/%b follow the locale
-    return (f"{_WEEKDAYS[t.weekday()]} {t.day:02d} {_MONTHS[t.month - 1]} {t.year} "
-            f"{t:%H:%M:%S} UTC")  # fmt: skip
+    return f"{_WEEKDAYS[t.weekday()]} {t.day:02d} {_MONTHS[t.month - 1]} {t.year} {t:%H:%M:%S} UTC"
 
 
 def _ts_iso_utc(rng: Random, day: dt.date) -> str:  # 2026-03-14T09:17:52 UTC
@@ -178,8 +199,10 @@ def _handle(rng: Random, _day: dt.date) -> str:
 
 
 def _release_tag(rng: Random, _day: dt.date) -> str:
-    return (f"v{rng.randint(2, 9)}.{rng.randint(11, 47)}.{rng.randint(3, 29)}"
-            f"-{w.invented_word(rng)}.{rng.randint(2, 9)}")  # fmt: skip
+    return (
+        f"v{rng.randint(2, 9)}.{rng.randint(11, 47)}.{rng.randint(3, 29)}"
+        f"-{w.invented_word(rng)}.{rng.randint(2, 9)}"
+    )
 
 
 def _department(rng: Random, _day: dt.date) -> str:
@@ -190,15 +213,22 @@ def _fmt(template: str) -> ValueMaker:
     """A value from a template: {w} word, {h4} hex, {a4} licence group, {n4} digits."""
 
     def make(rng: Random, _day: dt.date) -> str:
-        fields = {"w": w.invented_word(rng), "w2": w.invented_word(rng),
-                  "h4": w.hex_string(rng, 4), "h6": w.hex_string(rng, 6),
-                  "h12": w.hex_string(rng, 12), "h64": w.hex_string(rng, 64),
-                  "a3": w.alnum_group(rng, 3), "a4": w.alnum_group(rng, 4),
-                  "a4b": w.alnum_group(rng, 4), "a4c": w.alnum_group(rng, 4),
-                  "n2": str(rng.randint(11, 97)),
-                  "n4": str(rng.randint(1013, 9871)), "n6": str(rng.randint(100003, 989999)),
-                  "b43": "".join(rng.choice(w.UPPER_ALNUM + "abcdefghkmnpqrstuvwxyz")
-                                 for _ in range(43))}  # fmt: skip
+        fields = {
+            "w": w.invented_word(rng),
+            "w2": w.invented_word(rng),
+            "h4": w.hex_string(rng, 4),
+            "h6": w.hex_string(rng, 6),
+            "h12": w.hex_string(rng, 12),
+            "h64": w.hex_string(rng, 64),
+            "a3": w.alnum_group(rng, 3),
+            "a4": w.alnum_group(rng, 4),
+            "a4b": w.alnum_group(rng, 4),
+            "a4c": w.alnum_group(rng, 4),
+            "n2": str(rng.randint(11, 97)),
+            "n4": str(rng.randint(1013, 9871)),
+            "n6": str(rng.randint(100003, 989999)),
+            "b43": "".join(rng.choice(w.UPPER_ALNUM + "abcdefghkmnpqrstuvwxyz") for _ in range(43)),
+        }
         return template.format(**fields)
 
     return make
@@ -258,7 +288,11 @@ DISTRACTOR_SPECS: tuple[tuple[str, str, ValueMaker], ...] = (
     ("feature flag", "name", _fmt("ff_{w}_{w2}")),
     ("storage bucket", "name", _fmt("{w}-{w2}-{h4}")),
     ("service account", "account", _fmt("svc-{w}@{w2}.iam.internal")),
-    ("subnet CIDR", "cidr", lambda rng, _day: f"10.{rng.randint(16, 250)}.{4 * rng.randint(3, 61)}.0/22"),
+    (
+        "subnet CIDR",
+        "cidr",
+        lambda rng, _day: f"10.{rng.randint(16, 250)}.{4 * rng.randint(3, 61)}.0/22",
+    ),
 )
 MIN_PORT_GAP = 100  # ports this close could be "reconstructed" from one another
 

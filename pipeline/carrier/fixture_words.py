@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from random import Random
 
+# fmt: off
 SYLLABLES_HEAD = (
     "kes", "tar", "quil", "bran", "vel", "dor", "mar", "cal", "fen", "hol", "lin", "nor",
     "pel", "ros", "sil", "tor", "wen", "yar", "zel", "bel", "cor", "dun", "gal", "har",
     "jor", "kel", "mor", "ost", "rav", "sor",
-)  # fmt: skip
+)
 SYLLABLES_TAIL = (
     "trel", "wick", "moor", "nock", "den", "ford", "lowe", "mere", "sby", "ton", "vale",
     "dell", "holt", "ridge", "wyn", "stead", "brook", "crest", "fall", "gate", "hurst",
     "marsh", "thorn", "well",
-)  # fmt: skip
+)
 GIVEN_HEAD = ("il", "dor", "mi", "ya", "te", "ra", "so", "ka", "ve", "lu", "ne", "za", "o", "e")
 GIVEN_TAIL = ("vana", "reth", "lka", "mira", "dan", "sha", "rin", "vel", "tka", "nor", "lis")
 
@@ -30,33 +31,34 @@ DEPT_ADJECTIVES = (
     "сетевых", "облачных", "резервных", "внутренних", "распределённых", "платёжных",
     "почтовых", "складских", "аналитических", "периферийных", "мобильных", "архивных",
     "транзитных", "учётных",
-)  # fmt: skip
+)
 DEPT_NOUNS = (
     "сервисов", "хранилищ", "кластеров", "каналов", "журналов", "реестров", "шлюзов",
     "очередей", "платформ", "интеграций", "каталогов", "маршрутов", "витрин", "узлов",
-)  # fmt: skip
+)
 DEPT_TAILS = ("", "", " и телеметрии", " и мониторинга", " и аудита", " и доставки")
 
 SERVICES = (
     "ingest-gateway", "ledger-writer", "edge-router", "blob-indexer", "session-broker",
     "metrics-relay", "quota-keeper", "search-frontend", "billing-sync", "report-renderer",
     "auth-proxy", "schema-registry", "job-scheduler", "thumbnailer", "webhook-fanout",
-)  # fmt: skip
+)
 COMPONENTS = (
     "planner", "compactor", "replicator", "watchdog", "supervisor", "reaper", "collector",
     "dispatcher", "migrator", "resolver", "throttler", "snapshotter",
-)  # fmt: skip
+)
 LOG_VERBS = (
     "flushed segment", "renewed lease", "retrying upstream", "accepted connection",
     "closed idle connection", "rotated log file", "compacted index", "evicted cache entry",
     "acquired lock", "released lock", "scheduled job", "finished job", "synced manifest",
     "rejected request", "reloaded config", "opened snapshot", "checkpointed offsets",
-)  # fmt: skip
+)
 LOG_REASONS = (
     "deadline exceeded", "connection reset by peer", "no healthy upstream", "lease expired",
     "quota exceeded", "stale read", "checksum mismatch", "backpressure", "context canceled",
     "too many open files", "dns lookup timed out", "tls handshake timeout",
-)  # fmt: skip
+)
+# fmt: on
 HEX = "0123456789abcdef"
 UPPER_ALNUM = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: licence-key alphabet
 

@@ -26,9 +26,10 @@ Answer line
   separator. Occurrences of the expected value are masked before looking for other graded
   values, so a graded value nested inside the expected one cannot fail it.
 
-Outcome of a failing check: `missing` (no answer line, or a value part with no letter or
-digit), else `abstention` (an abstention marker on the line, see answers.py), else
-`fabrication`; a fabrication matching `is_stock_value` is flagged `stock_signature`.
+Outcome of a failing check: `missing` (no answer line, or a value part with no letter, digit
+or '?'), else `abstention` (an abstention marker on the line, or only '?'; see answers.py),
+else `fabrication` (including a correct value sharing its line with another graded value);
+a fabrication matching `is_stock_value` is flagged `stock_signature`.
 """
 
 from __future__ import annotations

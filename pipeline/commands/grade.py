@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pipeline.carrier.grade import Grade, grade
+from pipeline.carrier.grade import ExpectedFact, Grade, grade
 from pipeline.usererror import UserError
 
 
@@ -43,16 +44,14 @@ def _read_text(path: Path, what: str) -> str:
         raise UserError(f"{what} file is not UTF-8 text: {path} ({exc.reason})") from exc
 
 
-def _load_graded(path: Path) -> tuple[Any, ...]:
+def _load_graded(path: Path) -> Sequence[ExpectedFact]:
+    """The fixture's graded facts; the loader raises FixtureError (a UserError) naming what
+    is wrong with a malformed file."""
     if not path.is_file():
         raise UserError(f"fixture file not found: {path}")
     from pipeline.carrier.fixture import load_fixture  # lazy: grading needs no generator
 
-    try:
-        fixture = load_fixture(path)
-    except (ValueError, KeyError) as exc:  # JSONDecodeError is a ValueError
-        raise UserError(f"fixture file is malformed: {path} ({exc})") from exc
-    return tuple(fixture.graded)
+    return load_fixture(path).graded
 
 
 def to_json(result: Grade) -> dict[str, Any]:

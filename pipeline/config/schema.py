@@ -101,6 +101,7 @@ class EndpointConfig:
     response_format: str = "json_schema"  # json_schema | json_object_schema | none
     reasoning: str = "none"  # openrouter | chat_template_kwargs | none
     max_schema_chars: int | None = None  # adapt maxLength above this (llama-cpp-python: 1000)
+    max_output_tokens: int | None = None  # endpoint-wide cap on max_tokens (CPU-served models)
     limits: Limits = field(default_factory=Limits)
     prices: Prices = field(default_factory=Prices)
     local: LocalModelSpec | None = None

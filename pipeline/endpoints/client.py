@@ -28,6 +28,7 @@ from pipeline.carrier.chat import ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.errors import (
     EndpointError,
+    InfrastructureFault,
     MalformedEnvelope,
     RequestRejected,
     TimeoutFault,
@@ -175,8 +176,8 @@ class OpenAIChatClient:
         error = status_error(status, text, retry_after=wait)
         if error is None:  # pragma: no cover - status_error returns None only for 2xx
             raise AssertionError(f"status policy gave no error for HTTP {status}")
-        if wait:
-            self._limiter.hold(wait)
+        if wait and isinstance(error, InfrastructureFault):
+            self._limiter.hold(wait)  # the server asked the whole endpoint to back off
         raise error
 
     async def _send(

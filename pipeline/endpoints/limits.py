@@ -63,6 +63,8 @@ class RateAxis:
     def earliest(self, cost: float, now: float) -> float:
         """The earliest time >= now at which a request of `cost` may start."""
         charge = self.charge_of(cost)
+        if charge <= 0:  # e.g. GET /models on the tokens axis: nothing to pace
+            return now
         self._expire(now)
         start = max(now, self._pace_at)
         excess = self._in_window + charge - self.per_minute
@@ -75,6 +77,8 @@ class RateAxis:
 
     def record(self, cost: float, at: float) -> None:
         charge = self.charge_of(cost)
+        if charge <= 0:
+            return
         self._log.append((at, charge))
         self._in_window += charge
         self._pace_at = max(at, self._pace_at) + charge * WINDOW_S / self.per_minute

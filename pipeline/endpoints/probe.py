@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from pipeline.carrier.chat import ChatMessage, ChatRequest, ChatResponse, ResponseSchema
+from pipeline.carrier.chat import ChatClient, ChatMessage, ChatRequest, ResponseSchema
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.errors import InfrastructureFault, RequestRejected
 
@@ -85,15 +85,16 @@ class ProbeVerdict:
     detail: str = ""
 
 
-class ProbeClient(Protocol):
-    """What the probe needs: a ChatClient that can also read the served context length."""
-
-    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+@runtime_checkable
+class ContextLengthSource(Protocol):
+    """A client that can read the served context length (OpenAIChatClient: GET /models)."""
 
     async def served_context_length(self) -> int | None: ...
 
 
-ClientFactory = Callable[[EndpointConfig], AbstractAsyncContextManager[ProbeClient]]
+# The factory yields any ChatClient; one that is also a ContextLengthSource lets the
+# context_length shape ask the server when the config does not state a context length.
+ClientFactory = Callable[[EndpointConfig], AbstractAsyncContextManager[ChatClient]]
 
 
 def _rejection_verdict(shape: str, exc: RequestRejected) -> str:
@@ -117,7 +118,7 @@ def schema_reply_problem(text: str) -> str | None:
     return None
 
 
-async def _judge_reply(shape: str, client: ProbeClient) -> tuple[str, str]:
+async def _judge_reply(shape: str, client: ChatClient) -> tuple[str, str]:
     request = _SCHEMA_REQUEST if shape == "schema" else _PLAIN
     reply = await client.complete(request)
     if shape == "schema":
@@ -132,26 +133,32 @@ async def _judge_reply(shape: str, client: ProbeClient) -> tuple[str, str]:
     return OK, f"finish {reply.finish_reason}"
 
 
-async def _judge_context(
-    endpoint: EndpointConfig, client: ProbeClient, need: int
-) -> tuple[str, str]:
+async def _known_context(endpoint: EndpointConfig, client: ChatClient) -> tuple[int | None, str]:
+    """The context length to judge and where it came from (config first, then /models)."""
     if endpoint.context_length is not None:
-        if endpoint.context_length < need:
-            return "context_too_short", f"configured {endpoint.context_length} < needed {need}"
-        return OK, f"configured {endpoint.context_length} >= needed {need}"
+        return endpoint.context_length, "configured"
+    if not isinstance(client, ContextLengthSource):
+        return None, "client cannot list models"
     try:
         served = await client.served_context_length()
     except RequestRejected as exc:
-        return OK, f"unverified: /models rejected ({exc.reason})"
-    if served is None:
-        return OK, "unverified: no context length reported"
-    if served < need:
-        return "context_too_short", f"/models reports {served} < needed {need}"
-    return OK, f"/models reports {served} >= needed {need}"
+        return None, f"/models rejected ({exc.reason})"
+    return served, "/models reports" if served is not None else "/models states none"
+
+
+async def _judge_context(
+    endpoint: EndpointConfig, client: ChatClient, need: int
+) -> tuple[str, str]:
+    known, source = await _known_context(endpoint, client)
+    if known is None:
+        return OK, f"unverified: {source}"
+    if known < need:
+        return "context_too_short", f"{source} {known} < needed {need}"
+    return OK, f"{source} {known} >= needed {need}"
 
 
 async def _probe_shape(
-    endpoint: EndpointConfig, client: ProbeClient, shape: str, need: int
+    endpoint: EndpointConfig, client: ChatClient, shape: str, need: int
 ) -> tuple[str, str]:
     if shape == "reasoning_disabled" and endpoint.reasoning == "none":
         return OK, "no reasoning control configured; nothing to disable"

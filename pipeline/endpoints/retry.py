@@ -72,7 +72,7 @@ class RetryPolicy:
             raise ValueError("retry.request_attempts must be at least 1")
         self.cfg = cfg
         self._sleep = sleep
-        self._rng = rng if rng is not None else random.Random(0)
+        self._rng = rng if rng is not None else random.Random()  # unseeded: spread retriers
         self._on_retry = on_retry
 
     def _wait(self, state: tenacity.RetryCallState) -> float:

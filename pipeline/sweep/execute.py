@@ -140,7 +140,7 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
 
 
 def _analyze(run_dir: Path) -> None:
-    from jobs.run_all import analyze
+    from jobs.carrier.run_all import analyze
 
     from jobs.carrier.report import write_report
 

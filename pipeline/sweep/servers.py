@@ -126,7 +126,7 @@ class EndpointServers:
         if self._sim is None:
             return {}
         return {
-            ep.config_id: dataclasses.asdict(c)
+            ep.config_id: c.as_dict()
             for ep, c in zip(self.endpoints, self._sim.counters(), strict=True)
         }
 

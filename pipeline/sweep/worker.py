@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,14 +54,22 @@ def chunk_messages(chunk: Any) -> list[tuple[str, str]]:
 
 
 class CountingClient:
-    """Counts requests, completions and cost as they pass (for progress and budgets)."""
+    """Counts requests and cost as they pass; applies the endpoint's output-token cap.
 
-    def __init__(self, inner: ChatClient) -> None:
+    The cap exists for CPU-served tiny models (conf/panel/local.yaml), where a 2,400-token
+    budget would make the default sweep take hours; the manifest records it.
+    """
+
+    def __init__(self, inner: ChatClient, max_output_tokens: int | None = None) -> None:
         self.inner = inner
+        self.max_output_tokens = max_output_tokens
         self.requests = 0
         self.cost_usd = 0.0
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        cap = self.max_output_tokens
+        if cap is not None and request.max_tokens > cap:
+            request = replace(request, max_tokens=cap)
         self.requests += 1
         response = await self.inner.complete(request)
         self.cost_usd += response.cost_usd
@@ -85,7 +93,7 @@ class EndpointWorkerCore:
             client = self._client
             if client is None:
                 client = await self._http_client()
-            self.counting = CountingClient(client)
+            self.counting = CountingClient(client, self.settings.endpoint.max_output_tokens)
         return self.counting
 
     async def _http_client(self) -> ChatClient:

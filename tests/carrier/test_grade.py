@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from pipeline.carrier.fixture import generate, render_chunk
 from pipeline.carrier.grade import (
     Check,
     Grade,
@@ -15,6 +16,7 @@ from pipeline.carrier.grade import (
     grade,
     is_stock_value,
 )
+from pipeline.config.schema import ScenarioConfig
 
 
 @dataclass(frozen=True)
@@ -406,3 +408,34 @@ def test_unknown_kind_uses_only_universal_checks() -> None:
     assert not is_stock_value("mystery", "8443")
     assert not is_stock_value("", "16 shards")
     assert is_stock_value("mystery", "123e4567-e89b-12d3-a456-426614174000")
+
+
+# ---- against the real fixture generator ------------------------------------------------
+
+SMALL = ScenarioConfig(
+    name="small",
+    target_tokens=2400,
+    chunk_tokens=800,
+    folds=3,
+    placement="distributed",
+    graded_chunks=(0, 1, 2),
+)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_generated_values_are_whole_tokens_in_their_chunk(seed: int) -> None:
+    fixture = generate(SMALL, seed)
+    texts = [render_chunk(chunk) for chunk in fixture.chunks]
+    assert all(contains_token(texts[fact.chunk], fact.value) for fact in fixture.planted)
+
+
+def test_generated_fixture_perfect_answer_scores_one_and_rotated_scores_zero() -> None:
+    graded = generate(SMALL, 5).graded
+    perfect = "\n".join(f"{i}. **{fact.label}**: {fact.value}" for i, fact in enumerate(graded))
+    rotated = "\n".join(
+        f"{fact.label}: {graded[(i + 1) % len(graded)].value}" for i, fact in enumerate(graded)
+    )
+    assert grade(graded, perfect).recall == 1.0
+    result = grade(graded, rotated)
+    assert result.recall == 0.0
+    assert {check.outcome for check in result.checks} == {"fabrication"}

@@ -161,6 +161,22 @@ def user_request(text: str = "hello", **overrides: Any) -> ChatRequest:
     return ChatRequest(**values)
 
 
+class FakeClock:
+    """Monotonic time that only moves when someone sleeps (limiter tests)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
 class RecordingSleep:
     """An injected sleep that records waits and returns at once (no real sleeping)."""
 

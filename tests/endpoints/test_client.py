@@ -25,6 +25,7 @@ from pipeline.endpoints.errors import (
 from pipeline.endpoints.limits import EndpointLimiter
 
 from .conftest import (
+    FakeClock,
     RecordingSleep,
     Reply,
     chat_reply,
@@ -50,9 +51,11 @@ KEY = "sk-test-secret-value-123"
 
 
 async def test_body_carries_model_messages_limits_and_seed(serve: Serve) -> None:
-    async with serve(chat=[chat_reply("hi")]) as server:
-        async with open_test_client(endpoint_config(server.base_url)) as client:
-            await client.complete(user_request("hello", max_tokens=33, temperature=0.7, seed=9))
+    async with (
+        serve(chat=[chat_reply("hi")]) as server,
+        open_test_client(endpoint_config(server.base_url)) as client,
+    ):
+        await client.complete(user_request("hello", max_tokens=33, temperature=0.7, seed=9))
     (sent,) = server.requests_to("/v1/chat/completions")
     assert sent.body == {
         "model": "test-model",
@@ -74,9 +77,11 @@ async def test_seed_is_omitted_when_absent_or_disabled(serve: Serve) -> None:
 
 
 async def test_trailing_slash_on_base_url_is_stripped(serve: Serve) -> None:
-    async with serve(chat=[chat_reply()]) as server:
-        async with open_test_client(endpoint_config(server.base_url + "/")) as client:
-            await client.complete(user_request())
+    async with (
+        serve(chat=[chat_reply()]) as server,
+        open_test_client(endpoint_config(server.base_url + "/")) as client,
+    ):
+        await client.complete(user_request())
     assert [r.path for r in server.received] == ["/v1/chat/completions"]
 
 
@@ -183,11 +188,13 @@ async def test_bearer_key_is_sent_and_absent_without_a_key(serve: Serve) -> None
 
 async def test_api_key_never_appears_in_exception_text_or_repr(serve: Serve) -> None:
     echo = Reply(status=401, json_body={"error": f"bad key Bearer {KEY}"})
-    async with serve(chat=[echo]) as server:
-        async with open_test_client(endpoint_config(server.base_url), api_key=KEY) as client:
-            with pytest.raises(RequestRejected) as raised:
-                await client.complete(user_request())
-            assert KEY not in repr(client)
+    async with (
+        serve(chat=[echo]) as server,
+        open_test_client(endpoint_config(server.base_url), api_key=KEY) as client,
+    ):
+        with pytest.raises(RequestRejected) as raised:
+            await client.complete(user_request())
+        assert KEY not in repr(client)
     assert raised.value.reason == "auth"
     assert KEY not in str(raised.value)
     assert "***" in str(raised.value)
@@ -212,13 +219,16 @@ async def test_reply_fields_usage_and_cost_are_parsed(serve: Serve) -> None:
 
 
 async def test_429_with_retry_after_is_retried_after_that_long(serve: Serve) -> None:
-    sleep = RecordingSleep()
+    sleep, clock = RecordingSleep(), FakeClock()
+    limiter = EndpointLimiter(Limits(), clock=clock, sleep=clock.sleep)
     limited = Reply(status=429, json_body={"error": "slow"}, headers={"Retry-After": "3"})
     async with serve(chat=[limited, chat_reply("after")]) as server:
-        async with open_test_client(endpoint_config(server.base_url), sleep=sleep) as client:
+        endpoint = endpoint_config(server.base_url)
+        async with open_test_client(endpoint, sleep=sleep, limiter=limiter) as client:
             reply = await client.complete(user_request())
     assert reply.text == "after"
-    assert sleep.waits == [pytest.approx(3.0)]
+    assert sleep.waits == [pytest.approx(3.0)]  # the retry policy's backoff
+    assert clock.sleeps == [pytest.approx(3.0)]  # the whole endpoint was held as well
     assert len(server.received) == 2
 
 
@@ -234,9 +244,11 @@ async def test_every_attempt_acquires_the_limiter(serve: Serve) -> None:
     limiter.acquired = []
     faults = [Reply(status=503, raw=b"busy"), Reply(status=502, raw=b"bad gateway")]
     request = user_request("x" * 30, max_tokens=10)
-    async with serve(chat=[*faults, chat_reply()]) as server:
-        async with open_test_client(endpoint_config(server.base_url), limiter=limiter) as client:
-            await client.complete(request)
+    async with (
+        serve(chat=[*faults, chat_reply()]) as server,
+        open_test_client(endpoint_config(server.base_url), limiter=limiter) as client,
+    ):
+        await client.complete(request)
     assert limiter.acquired == [estimate_tokens(request)] * 3
 
 
@@ -270,10 +282,12 @@ async def test_context_length_400_is_rejected_as_context_too_long(serve: Serve) 
         status=400,
         json_body={"error": {"message": "Requested tokens (9001) exceed context window of 8192"}},
     )
-    async with serve(chat=[reply]) as server:
-        async with open_test_client(endpoint_config(server.base_url)) as client:
-            with pytest.raises(RequestRejected) as raised:
-                await client.complete(user_request())
+    async with (
+        serve(chat=[reply]) as server,
+        open_test_client(endpoint_config(server.base_url)) as client,
+    ):
+        with pytest.raises(RequestRejected) as raised:
+            await client.complete(user_request())
     assert raised.value.reason == "context_too_long"
 
 
@@ -310,15 +324,17 @@ async def test_context_length_400_is_rejected_as_context_too_long(serve: Serve) 
 async def test_envelope_faults_map_into_the_tree_after_bounded_retries(
     serve: Serve, reply: Reply, expected: type[Exception]
 ) -> None:
-    async with serve(chat=[reply, reply]) as server:
-        async with open_test_client(endpoint_config(server.base_url), attempts=2) as client:
-            with pytest.raises(expected):
-                await client.complete(user_request())
+    async with (
+        serve(chat=[reply, reply]) as server,
+        open_test_client(endpoint_config(server.base_url), attempts=2) as client,
+    ):
+        with pytest.raises(expected):
+            await client.complete(user_request())
     assert len(server.received) == 2
 
 
 async def test_read_timeout_is_a_timeout_fault(serve: Serve) -> None:
-    slow = Reply(json_body=chat_reply().json_body, delay_s=1.0)
+    slow = Reply(json_body=chat_reply().json_body, delay_s=0.3)
     async with serve(chat=[slow]) as server:
         endpoint = endpoint_config(server.base_url)
         async with open_test_client(endpoint, attempts=1, request_s=0.1) as client:
@@ -356,15 +372,17 @@ async def test_models_listing_reports_the_context_length(serve: Serve) -> None:
         "object": "list",
         "data": [{"id": "/models/smol.gguf", "meta": {"n_ctx_train": 8192}}],
     }
-    async with serve(models=[Reply(json_body=listing), Reply(json_body=single)]) as server:
-        async with open_test_client(endpoint_config(server.base_url)) as client:
-            assert await client.served_context_length() == 131072
-            assert await client.served_context_length() == 8192
+    async with (
+        serve(models=[Reply(json_body=listing), Reply(json_body=single)]) as server,
+        open_test_client(endpoint_config(server.base_url)) as client,
+    ):
+        assert await client.served_context_length() == 131072
+        assert await client.served_context_length() == 8192
     assert [r.method for r in server.received] == ["GET", "GET"]
 
 
 def test_token_estimate_counts_prompt_and_max_tokens() -> None:
     request = user_request("a" * 300, max_tokens=50)
     assert estimate_tokens(request) == 100 + 4 + 50
-    two = user_request(max_tokens=1).messages + (ChatMessage("assistant", "b" * 3),)
+    two = (*user_request(max_tokens=1).messages, ChatMessage("assistant", "b" * 3))
     assert estimate_tokens(user_request(max_tokens=1, messages=two)) == 2 + 1 + 8 + 1

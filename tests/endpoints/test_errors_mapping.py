@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Callable, Iterator
-from email.utils import format_datetime
 from datetime import UTC, datetime
+from email.utils import format_datetime
 
 import aiohttp
 import pytest
@@ -27,10 +27,19 @@ from pipeline.endpoints.errors import (
 )
 from pipeline.endpoints.http_status import parse_retry_after, status_error
 
+# Verbatim from llama-cpp-python 0.3.36 (POST with OpenAI's json_schema form), 2026-11-29.
 LLAMA_CPP_SCHEMA_500 = (
-    '{"error": {"message": "1 validation error for CreateChatCompletionRequest\\n'
-    "response_format.type\\n  Input should be 'text' or 'json_object' "
-    '[type=literal_error, input_value=\'json_schema\']", "type": "internal_server_error"}}'
+    "{\"error\":{\"message\":\"1 validation error:\\n  {'type': 'literal_error', 'loc': "
+    "('body', 'response_format', 'type'), 'msg': \\\"Input should be 'text' or 'json_object'"
+    "\\\", 'input': 'json_schema', 'ctx': {'expected': \\\"'text' or 'json_object'\\\"}}"
+    '","type":"internal_server_error","param":null,"code":null}}'
+)
+# Verbatim from llama-cpp-python 0.3.36 for a prompt longer than n_ctx.
+LLAMA_CPP_CONTEXT_400 = (
+    '{"error":{"message":"This model\'s maximum context length is 2048 tokens. However, you '
+    "requested 3036 tokens (3031 in the messages, 5 in the completion). Please reduce the length "
+    'of the messages or completion.","type":"invalid_request_error","param":"messages",'
+    '"code":"context_length_exceeded"}}'
 )
 
 
@@ -46,6 +55,7 @@ LLAMA_CPP_SCHEMA_500 = (
         (402, '{"error": {"code": "in_flight_budget_exhausted"}}', InFlightBudgetExhausted, None),
         (402, '{"error": "insufficient credits"}', RequestRejected, "rejected"),
         (500, LLAMA_CPP_SCHEMA_500, RequestRejected, "schema_unsupported"),
+        (400, LLAMA_CPP_CONTEXT_400, RequestRejected, "context_too_long"),
         (
             500,
             "response_format json_schema is not supported",
@@ -211,7 +221,7 @@ EXPECTED: dict[type[Exception], tuple[Callable[[], Exception], type[EndpointErro
         TransportFault,
     ),
     ce.ServerConnectionError: (lambda: ce.ServerConnectionError("x"), TransportFault),
-    ce.ServerDisconnectedError: (lambda: ce.ServerDisconnectedError(), TransportFault),
+    ce.ServerDisconnectedError: (ce.ServerDisconnectedError, TransportFault),
     ce.ServerTimeoutError: (lambda: ce.ServerTimeoutError("t"), TimeoutFault),
     ce.ConnectionTimeoutError: (lambda: ce.ConnectionTimeoutError("t"), TimeoutFault),
     ce.SocketTimeoutError: (lambda: ce.SocketTimeoutError("t"), TimeoutFault),

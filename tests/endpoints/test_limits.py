@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 
 import pytest
@@ -10,21 +11,7 @@ import pytest
 from pipeline.config.schema import Limits
 from pipeline.endpoints.limits import WINDOW_S, EndpointLimiter
 
-
-class FakeClock:
-    """Monotonic time that only moves when someone sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
+from .conftest import FakeClock
 
 
 def limiter(clock: FakeClock, **limits: float | int | None) -> EndpointLimiter:
@@ -71,7 +58,7 @@ async def test_requests_per_minute_rate_is_achieved_in_steady_state() -> None:
 async def test_no_initial_burst_requests_are_paced() -> None:
     clock = FakeClock()
     admitted = await admit_all(limiter(clock, rpm=60), clock, [1] * 5)
-    gaps = [b[0] - a[0] for a, b in zip(admitted, admitted[1:], strict=False)]
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(admitted)]
     assert gaps == [pytest.approx(1.0)] * 4
 
 
@@ -216,3 +203,11 @@ def test_nonpositive_limits_are_rejected() -> None:
         EndpointLimiter(Limits(rpm=0))
     with pytest.raises(ValueError, match="concurrency"):
         EndpointLimiter(Limits(concurrency=0))
+
+
+async def test_zero_token_requests_are_not_paced_on_the_token_axis() -> None:
+    clock = FakeClock()
+    lim = limiter(clock, tpm=1000)
+    await lim.acquire(1000)
+    await lim.acquire(0)
+    assert clock.sleeps == []

@@ -34,7 +34,8 @@ ROW_DEFAULTS: dict[str, Any] = {
 def row(
     config_id: str, arm: str, repeat: int, recall_checks: int | None, **extra: Any
 ) -> dict[str, Any]:
-    """One attempt row; `recall_checks` passed checks out of 14 (None: no recall, e.g. invalid)."""
+    """One attempt row; `recall_checks` checks passed of `checks_total` (default 14); None
+    means no recall (e.g. an invalid attempt)."""
     record: dict[str, Any] = {
         **ROW_DEFAULTS,
         "config_id": config_id,
@@ -42,9 +43,11 @@ def row(
         "execution_group": 0,
         "repeat": repeat,
         "checks_passed": recall_checks,
-        "recall": None if recall_checks is None else recall_checks / 14,
     }
     record.update(extra)
+    if "recall" not in extra:
+        total = record["checks_total"]
+        record["recall"] = None if recall_checks is None else recall_checks / total
     record.setdefault("row_id", f"{config_id}|{arm}|{record['execution_group']}|{repeat}|{record['attempt']}")
     return record
 

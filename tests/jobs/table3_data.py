@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tests.jobs.jobs_testdata import row
+
 
 class Table3Config(NamedTuple):
     model: str
@@ -64,8 +66,6 @@ ROUNDING_EXCEPTIONS = {("deepseek/deepseek-v4-flash", "q"), ("google/gemma-4-26b
 def table3_rows() -> list[dict[str, object]]:
     """Row-level records: pairs in repeats 0..P-1; each unpaired row sits in its own repeat
     whose partner has an invalid final attempt (reason catch_up) after an infrastructure retry."""
-    from jobs_testdata import row
-
     records: list[dict[str, object]] = []
     for config in TABLE3:
         common = {"model": config.model, "family": config.family}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from jobs_testdata import write_run
-from table3_data import ROUNDING_EXCEPTIONS, TABLE3, table3_rows
+from tests.jobs.jobs_testdata import write_run
+from tests.jobs.table3_data import ROUNDING_EXCEPTIONS, TABLE3, table3_rows
 
 from jobs.carrier.run_all import analyze
 
@@ -45,8 +45,17 @@ def test_per_config_rows_pairs_and_paired_means_match_table3(table3_run: Path) -
         assert round(got["paired_mean"], 3) == pytest.approx(config.paired, abs=1e-12)
         for arm, published in (("j", config.j_mean), ("q", config.q_mean)):
             mean = got["mean_a" if arm == "j" else "mean_b"]
-            tolerance = 0.001 if (config.model, arm) in ROUNDING_EXCEPTIONS else 1e-12
-            assert round(mean, 3) == pytest.approx(published, abs=tolerance)
+            if (config.model, arm) not in ROUNDING_EXCEPTIONS:
+                assert round(mean, 3) == pytest.approx(published, abs=1e-12)
+
+
+def test_published_0947_means_are_rows_stored_at_three_decimals(table3_run: Path) -> None:
+    """53/56 rounds to 0.946; the paper's 0.947 comes from rounding each row recall first."""
+    for model, arm in ROUNDING_EXCEPTIONS:
+        config = next(c for c in TABLE3 if c.model == model)
+        checks = config.q if arm == "q" else config.j
+        assert round(sum(checks) / (14 * len(checks)), 3) == 0.946
+        assert round(sum(round(c / 14, 3) for c in checks) / len(checks), 3) == 0.947
 
 
 def test_panel_mean_median_iqr_and_signs_match_published(panel: dict[str, object]) -> None:
@@ -85,12 +94,16 @@ def test_sensitivity_populations_match_published(panel: dict[str, object]) -> No
         ), name
 
 
-def test_fill_correlations_over_twenty_configs_match_published(table3_run: Path) -> None:
+def test_fill_correlations_from_printed_whole_percent_fills_are_near_published(
+    table3_run: Path,
+) -> None:
+    """Table 3 prints fill in whole percent (with ties), so r = +0.542 and rho = +0.589 are
+    reachable only to about 0.005 (we get +0.545 and +0.585; see docs/parts/jobs.md)."""
     fill = json.loads((table3_run / "analysis" / "fill.json").read_text(encoding="utf-8"))
     q_vs_j = fill["q_vs_j"]
     assert q_vs_j["configs"] == 20
-    assert round(q_vs_j["pearson"], 3) == 0.542
-    assert round(q_vs_j["spearman"], 3) == 0.589
+    assert q_vs_j["pearson"] == pytest.approx(0.542, abs=0.005)
+    assert q_vs_j["spearman"] == pytest.approx(0.589, abs=0.005)
 
 
 def test_retried_partner_attempts_count_once_by_reason(table3_run: Path) -> None:
@@ -99,4 +112,4 @@ def test_retried_partner_attempts_count_once_by_reason(table3_run: Path) -> None
         0, named=True
     )
     assert (hy3_j["valid_rows"], hy3_j["invalid_rows"], hy3_j["invalid_catch_up"]) == (3, 1, 1)
-    assert hy3_j["invalid_transport"] == 0
+    assert "invalid_transport" not in recall.columns  # superseded attempts are not outcomes

@@ -1,0 +1,59 @@
+"""`python -m pipeline query RUN_DIR "SQL" [--format table|csv|json]`: Polars SQL over a run.
+
+The run's tables are registered lazily as `rows`, `checks`, `folds`, `events` and `plan`
+(those present). Bad SQL, an unknown table or column is a one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import polars as pl
+
+from pipeline.usererror import UserError
+
+
+class _Parser(argparse.ArgumentParser):
+    """Argument errors become a UserError, so the CLI prints one line like every other."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"query: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m pipeline query", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dir", type=Path, help="a run directory")
+    parser.add_argument("sql", help="a Polars SQL query over rows, checks, folds, events, plan")
+    parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    return parser
+
+
+def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
+    """The query's result; UserError for a missing run dir, no tables, or a failing query."""
+    from jobs import io
+
+    frames = io.scan_raw(io.require_run_dir(run_dir))
+    if not frames:
+        raise UserError(f"{run_dir} has no tables (rows/, checks/, folds/, events/, plan.parquet)")
+    context = pl.SQLContext(frames=frames)
+    try:
+        return context.execute(sql, eager=True)
+    except pl.exceptions.PolarsError as exc:
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"query failed ({type(exc).__name__}): {first_line}") from exc
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    result = run_query(args.run_dir, args.sql)
+    if args.format == "csv":
+        sys.stdout.write(result.write_csv())
+    elif args.format == "json":
+        sys.stdout.write(result.write_json() + "\n")
+    else:
+        with pl.Config(tbl_rows=100, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
+            print(result)
+    return 0

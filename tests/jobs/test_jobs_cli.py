@@ -1,0 +1,92 @@
+"""`python -m pipeline analyze|report|query` through the CLI dispatcher."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main
+from tests.jobs.jobs_testdata import row, write_run
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    rows = [row("A", arm, rep, checks) for rep in (0, 1) for arm, checks in (("j", 0), ("q", 14))]
+    checks = [{"row_id": r["row_id"], "label": "x", "passed": False} for r in rows]
+    manifest = {"config": {"analysis": {"contrasts": ["q_vs_j"],
+                                        "bootstrap": {"seed": 3, "resamples": 20}}}}
+    return write_run(tmp_path / "run", rows, checks=checks, manifest=manifest)
+
+
+def test_analyze_writes_the_analysis_and_prints_the_report_path(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["analyze", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"report: {run_dir / 'analysis' / 'report.md'}" in out
+    summary = json.loads((run_dir / "analysis" / "summary.json").read_text())
+    assert (summary["bootstrap_seed"], summary["bootstrap_resamples"]) == (3, 20)
+
+
+def test_analyze_flags_override_the_manifest(run_dir: Path) -> None:
+    assert main(["analyze", str(run_dir), "--contrasts", "j_vs_q", "--bootstrap-seed", "9"]) == 0
+    summary = json.loads((run_dir / "analysis" / "summary.json").read_text())
+    assert summary["contrasts"] == ["j_vs_q"]
+    assert summary["bootstrap_seed"] == 9
+
+
+def test_analyze_of_a_missing_run_dir_prints_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["analyze", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("error: run directory not found")
+
+
+def test_analyze_of_a_dir_without_rows_prints_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["analyze", str(tmp_path)]) == 2
+    assert "no rows/ parts" in capsys.readouterr().err
+
+
+def test_report_prints_the_report_path(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(run_dir)]) == 0
+    assert capsys.readouterr().out.strip() == str(run_dir / "analysis" / "report.md")
+
+
+def test_query_runs_sql_over_rows_and_checks(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sql = (
+        "SELECT r.arm, COUNT(*) AS n, AVG(r.recall) AS mean_recall FROM rows r "
+        "JOIN checks c ON r.row_id = c.row_id GROUP BY r.arm ORDER BY r.arm"
+    )
+    assert main(["query", str(run_dir), sql, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["arm,n,mean_recall", "j,2,0.0", "q,2,1.0"]
+
+
+def test_query_with_bad_sql_prints_one_line(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["query", str(run_dir), "SELEC nonsense FROM rows"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: query failed")
+    assert err.count("\n") == 1
+
+
+def test_query_of_an_absent_table_prints_one_line(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["query", str(run_dir), "SELECT * FROM folds"]) == 2
+    assert capsys.readouterr().err.startswith("error: query failed")
+
+
+def test_query_of_a_missing_run_dir_prints_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["query", str(tmp_path / "missing"), "SELECT 1"]) == 2
+    assert capsys.readouterr().err.startswith("error: run directory not found")

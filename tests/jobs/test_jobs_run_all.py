@@ -1,0 +1,132 @@
+"""analyze() on unusual run directories: subsets of arms, missing tables, older layouts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from jobs import analyze, write_report
+from jobs.io import RunDirError
+from tests.jobs.jobs_testdata import row, write_run
+
+
+def jq_rows(j: int = 0, q: int = 14, **extra: object) -> list[dict[str, object]]:
+    return [
+        row(cfg, arm, rep, checks, **extra)
+        for cfg in ("A", "B")
+        for rep in (0, 1)
+        for arm, checks in (("j", j), ("q", q))
+    ]
+
+
+def test_contrasts_whose_arms_are_absent_are_skipped_and_reported(tmp_path: Path) -> None:
+    summary = analyze(write_run(tmp_path, jq_rows()), bootstrap_resamples=10)
+    assert summary.contrasts == ("q_vs_j",)
+    skipped = {s.contrast: s.reason for s in summary.skipped}
+    assert skipped["m_vs_q"] == "no rows for arm(s) m"
+    assert skipped["t_vs_j"] == "no rows for arm(s) t"
+    assert set(skipped) == {"m_vs_q", "t_vs_j", "u_vs_m", "o_vs_m", "x_vs_m"}
+    assert not (tmp_path / "analysis" / "panel_m_vs_q.json").exists()
+    report = (tmp_path / "analysis" / "report.md").read_text(encoding="utf-8")
+    assert "- u_vs_m: skipped (no rows for arm(s) u, m)." in report
+
+
+def test_contrasts_default_to_the_manifest_analysis_section(tmp_path: Path) -> None:
+    manifest = {"config": {"analysis": {"contrasts": ["j_vs_q"]}}}
+    summary = analyze(write_run(tmp_path, jq_rows(), manifest=manifest), bootstrap_resamples=10)
+    assert summary.contrasts == ("j_vs_q",)
+    assert summary.skipped == ()
+    panel = json.loads((tmp_path / "analysis" / "panel_j_vs_q.json").read_text())
+    assert panel["mean"] == pytest.approx(-1.0)
+
+
+def test_rows_only_run_writes_every_output_with_nulls_for_missing_inputs(tmp_path: Path) -> None:
+    summary = analyze(write_run(tmp_path, jq_rows()), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    names = set(summary.outputs)
+    assert {"recall_by_config_arm.parquet", "paired_q_vs_j.parquet", "panel_q_vs_j.json",
+            "threshold_q_vs_j.parquet", "dependence.json", "fill.parquet", "fill.json",
+            "headings.json", "carrier_audit.parquet", "answers.parquet"} <= names
+    assert set(summary.absent_tables) == {"checks", "folds", "events", "plan.parquet",
+                                          "manifest.json"}
+    panel = json.loads((tmp_path / "analysis" / "panel_q_vs_j.json").read_text())
+    assert panel["planned_bounds"] is None
+    assert summary.report is not None and summary.report.is_file()
+
+
+def test_report_first_line_says_simulated_when_any_row_is(tmp_path: Path) -> None:
+    rows = jq_rows()
+    rows[0]["simulated"] = True
+    analyze(write_run(tmp_path, rows), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    first = (tmp_path / "analysis" / "report.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("SIMULATED")
+
+
+def test_report_of_a_real_run_does_not_say_simulated(tmp_path: Path) -> None:
+    analyze(write_run(tmp_path, jq_rows()), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    assert "SIMULATED" not in (tmp_path / "analysis" / "report.md").read_text(encoding="utf-8")
+
+
+def test_report_calls_near_zero_recall_what_it_is(tmp_path: Path) -> None:
+    analyze(write_run(tmp_path, jq_rows(j=0, q=1)), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    report = (tmp_path / "analysis" / "report.md").read_text(encoding="utf-8")
+    assert "Recall is near zero everywhere" in report
+
+
+def test_report_embeds_the_three_figures_as_png(tmp_path: Path) -> None:
+    rows = jq_rows(fill=0.4)
+    analyze(write_run(tmp_path, rows), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    out = tmp_path / "analysis"
+    for name in ("recall_heatmap.png", "forest_q_vs_j.png", "fill_q_vs_j.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+        assert f"]({name})" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_write_report_analyzes_a_run_that_was_never_analyzed(tmp_path: Path) -> None:
+    report = write_report(write_run(tmp_path, jq_rows()))
+    assert report == tmp_path / "analysis" / "report.md"
+    assert (tmp_path / "analysis" / "summary.json").is_file()
+
+
+def test_run_dir_without_rows_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(RunDirError, match="no rows/ parts"):
+        analyze(tmp_path)
+
+
+def test_missing_run_dir_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(RunDirError, match="run directory not found"):
+        analyze(tmp_path / "nope")
+
+
+def test_older_parts_with_wider_ints_and_missing_columns_still_load(tmp_path: Path) -> None:
+    (tmp_path / "rows").mkdir()
+    pl.DataFrame(
+        {
+            "config_id": ["A", "A"],
+            "arm": ["j", "q"],
+            "execution_group": [0, 0],  # Int64, not the contract's Int32
+            "repeat": [0, 0],
+            "valid": [True, True],
+            "recall": [0.5, 1.0],
+        }
+    ).write_parquet(tmp_path / "rows" / "old.parquet")
+    summary = analyze(tmp_path, contrasts=["q_vs_j"], bootstrap_resamples=10)
+    assert (summary.final_rows, summary.valid_rows) == (2, 2)
+    paired = pl.read_parquet(tmp_path / "analysis" / "paired_q_vs_j.parquet")
+    assert paired.select("family", "paired_mean").row(0) == ("A", 0.5)
+
+
+def test_part_lacking_a_required_column_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "rows").mkdir()
+    pl.DataFrame({"config_id": ["A"], "arm": ["j"]}).write_parquet(tmp_path / "rows" / "p.parquet")
+    with pytest.raises(RunDirError, match="lacks required columns"):
+        analyze(tmp_path)
+
+
+def test_malformed_contrast_name_is_a_user_error(tmp_path: Path) -> None:
+    from jobs.carrier.paired import ContrastError
+
+    with pytest.raises(ContrastError, match="not of the form"):
+        analyze(write_run(tmp_path, jq_rows()), contrasts=["q-j"])
