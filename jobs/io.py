@@ -89,9 +89,7 @@ def scan_raw(run_dir: Path) -> dict[str, pl.LazyFrame]:
     for table in TABLE_NAMES:
         parts = table_parts(run_dir, table)
         if parts:
-            frames[table] = pl.scan_parquet(
-                parts, missing_columns="insert", extra_columns="ignore"
-            )
+            frames[table] = pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore")
     plan = run_dir / "plan.parquet"
     if plan.is_file():
         frames["plan"] = pl.scan_parquet(plan)
@@ -140,6 +138,25 @@ def write_png(figure: SavableFigure, path: Path) -> Path:
     figure.savefig(str(temporary), format="png", dpi=120)
     os.replace(temporary, path)
     return path
+
+
+CONTRAST_OUTPUT_PATTERNS = (
+    "paired_*.parquet",
+    "threshold_*.parquet",
+    "panel_*.json",
+    "forest_*.png",
+    "fill_*.png",
+)
+
+
+def remove_stale_contrast_outputs(out: Path, keep: Sequence[str]) -> None:
+    """Deletes per-contrast outputs of an earlier analysis for contrasts not run this time,
+    so a re-run with fewer contrasts leaves no stale panel behind."""
+    for pattern in CONTRAST_OUTPUT_PATTERNS:
+        prefix, suffix = pattern.split("*")
+        for path in out.glob(pattern):
+            if path.name[len(prefix) : -len(suffix)] not in keep:
+                path.unlink()
 
 
 def read_parquet(path: Path) -> pl.DataFrame | None:

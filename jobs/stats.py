@@ -140,7 +140,8 @@ def mcnemar_exact_p(only_a: int, only_b: int) -> float:
         return 1.0
     smaller = min(only_a, only_b)
     tail = sum(math.comb(discordant, i) for i in range(smaller + 1))
-    return min(1.0, 2.0 * tail / 2.0**discordant)
+    # int / int division is exact and correctly rounded even when 2**n overflows a float.
+    return min(1.0, (2 * tail) / (1 << discordant))
 
 
 class GroupedBinarySums(NamedTuple):

@@ -47,11 +47,7 @@ def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
     if x in (0.0, 1.0):
         return x
     log_front = (
-        math.lgamma(a + b)
-        - math.lgamma(a)
-        - math.lgamma(b)
-        + a * math.log(x)
-        + b * math.log1p(-x)
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
     )
     front = math.exp(log_front)
     # The continued fraction converges fast only on one side of the mean; use symmetry.

@@ -15,16 +15,18 @@ import polars as pl
 
 from jobs.carrier.columns import HALF_RECALL
 
-SCHEMA: dict[str, pl.DataType] = {
-    "arm": pl.String(),
-    "valid_rows": pl.Int64(),
-    "failing_rows": pl.Int64(),
-    "fabricating": pl.Int64(),
-    "abstaining": pl.Int64(),
-    "missing": pl.Int64(),
-    "unclassified": pl.Int64(),
-    "stock_signature_rows": pl.Int64(),
-}
+SCHEMA = pl.Schema(
+    {
+        "arm": pl.String(),
+        "valid_rows": pl.Int64(),
+        "failing_rows": pl.Int64(),
+        "fabricating": pl.Int64(),
+        "abstaining": pl.Int64(),
+        "missing": pl.Int64(),
+        "unclassified": pl.Int64(),
+        "stock_signature_rows": pl.Int64(),
+    }
+)
 
 
 def classify_failing(valid_with_checks: pl.DataFrame) -> pl.DataFrame:

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import polars as pl
 
-SCHEMA: dict[str, pl.DataType] = {
-    "arm": pl.String(),
-    "valid_rows": pl.Int64(),
-    "audited_rows": pl.Int64(),
-    "rows_counts_agree": pl.Int64(),
-    "rows_carrier_held_answer_missed": pl.Int64(),
-    "rows_answered_absent_from_carrier": pl.Int64(),
-    "checks_carrier_held_answer_missed": pl.Int64(),
-    "checks_answered_absent_from_carrier": pl.Int64(),
-}
+SCHEMA = pl.Schema(
+    {
+        "arm": pl.String(),
+        "valid_rows": pl.Int64(),
+        "audited_rows": pl.Int64(),
+        "rows_counts_agree": pl.Int64(),
+        "rows_carrier_held_answer_missed": pl.Int64(),
+        "rows_answered_absent_from_carrier": pl.Int64(),
+        "checks_carrier_held_answer_missed": pl.Int64(),
+        "checks_answered_absent_from_carrier": pl.Int64(),
+    }
+)
 
 
 def carrier_audit(valid_with_checks: pl.DataFrame) -> pl.DataFrame:
@@ -39,21 +41,21 @@ def carrier_audit(valid_with_checks: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.len().alias("valid_rows"),
             audited.sum().alias("audited_rows"),
-            over_audited(pl.col("present") == pl.col("checks_passed_n")).sum().alias(
-                "rows_counts_agree"
-            ),
-            over_audited(pl.col("carrier_held_answer_missed") > 0).sum().alias(
-                "rows_carrier_held_answer_missed"
-            ),
-            over_audited(pl.col("answered_absent_from_carrier") > 0).sum().alias(
-                "rows_answered_absent_from_carrier"
-            ),
-            over_audited(pl.col("carrier_held_answer_missed")).sum().alias(
-                "checks_carrier_held_answer_missed"
-            ),
-            over_audited(pl.col("answered_absent_from_carrier")).sum().alias(
-                "checks_answered_absent_from_carrier"
-            ),
+            over_audited(pl.col("present") == pl.col("checks_passed_n"))
+            .sum()
+            .alias("rows_counts_agree"),
+            over_audited(pl.col("carrier_held_answer_missed") > 0)
+            .sum()
+            .alias("rows_carrier_held_answer_missed"),
+            over_audited(pl.col("answered_absent_from_carrier") > 0)
+            .sum()
+            .alias("rows_answered_absent_from_carrier"),
+            over_audited(pl.col("carrier_held_answer_missed"))
+            .sum()
+            .alias("checks_carrier_held_answer_missed"),
+            over_audited(pl.col("answered_absent_from_carrier"))
+            .sum()
+            .alias("checks_answered_absent_from_carrier"),
         )
         .cast(SCHEMA)
         .select(list(SCHEMA))

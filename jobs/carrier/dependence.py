@@ -39,7 +39,9 @@ def within_row_dependence(valid_with_checks: pl.DataFrame) -> DependenceResult:
     else:
         sizes, successes, source = pl.col("checks_total"), pl.col("checks_passed"), "rows"
     grouped = (
-        valid_with_checks.select(sizes.cast(pl.Float64).alias("n"), successes.cast(pl.Float64).alias("s"))
+        valid_with_checks.select(
+            sizes.cast(pl.Float64).alias("n"), successes.cast(pl.Float64).alias("s")
+        )
         .drop_nulls()
         .filter(pl.col("n") > 0)
     )

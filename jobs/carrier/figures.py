@@ -1,6 +1,8 @@
 """Report figures, built as matplotlib Figure objects (Agg; no pyplot global state).
 
-Each builder is a pure function of analysis tables; jobs.io.write_png saves them.
+Each builder is a pure function of analysis tables; jobs.io.write_png saves them. Margins
+are set from the label lengths instead of tight_layout, and heatmap cells carry text only
+while there are few of them: both keep a 50-configuration report fast to draw.
 """
 
 from __future__ import annotations
@@ -9,8 +11,21 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import polars as pl  # noqa: E402  (the backend is chosen before any figure exists)
-from matplotlib.figure import Figure  # noqa: E402
+import polars as pl
+from matplotlib.figure import Figure
+
+MAX_ANNOTATED_CELLS = 120
+
+
+def _label_inches(labels: list[str]) -> float:
+    """Width of the longest y label (about 0.055 inch per character at 7 pt)."""
+    return 0.3 + 0.055 * max((len(label) for label in labels), default=0)
+
+
+def _fit_margins(figure: Figure, labels: list[str], right_inches: float = 0.4) -> None:
+    width = figure.get_figwidth()
+    left = min(0.6, _label_inches(labels) / width)
+    figure.subplots_adjust(left=left, right=1.0 - right_inches / width, top=0.9, bottom=0.15)
 
 
 def forest_plot(
@@ -34,7 +49,9 @@ def forest_plot(
     axes.scatter(effects, positions, s=sizes, color="tab:blue", zorder=3)
     axes.axvline(0.0, color="grey", linewidth=0.8)
     if panel_mean is not None:
-        axes.axvline(panel_mean, color="tab:red", linewidth=1.2, label=f"panel mean {panel_mean:+.3f}")
+        axes.axvline(
+            panel_mean, color="tab:red", linewidth=1.2, label=f"panel mean {panel_mean:+.3f}"
+        )
     if interval is not None:
         axes.axvspan(interval[0], interval[1], color="tab:red", alpha=0.12, label=interval_label)
     axes.set_yticks(positions, labels, fontsize=7)
@@ -42,7 +59,7 @@ def forest_plot(
     axes.set_xlim(-1.05, 1.05)
     axes.legend(loc="lower right", fontsize=7)
     axes.set_title(f"{contrast}: configuration effects (n = complete pairs)", fontsize=9)
-    figure.tight_layout()
+    _fit_margins(figure, labels)
     return figure
 
 
@@ -57,20 +74,28 @@ def recall_heatmap(recall: pl.DataFrame) -> Figure | None:
         for c, a, m, n in recall.select("config_id", "arm", "mean_recall", "valid_rows").iter_rows()
     }
     grid = [[_cell_value(lookup.get((c, a))) for a in arms] for c in configs]
-    figure = Figure(figsize=(max(4.0, 0.7 * len(arms) + 3.0), max(2.5, 0.3 * len(configs) + 1.5)))
+    width = _label_inches(configs) + 0.7 * len(arms) + 1.6
+    figure = Figure(figsize=(width, max(2.5, 0.3 * len(configs) + 1.5)))
     axes = figure.subplots()
     image = axes.imshow(grid, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
     for i, config in enumerate(configs):
         for j, arm in enumerate(arms):
             cell = lookup.get((config, arm))
-            if cell is not None and cell[1]:
-                axes.text(j, i, f"{cell[0]:.2f}\nn={cell[1]}", ha="center", va="center", fontsize=5,
-                          color="white" if cell[0] < 0.6 else "black")
+            if cell is not None and cell[1] and len(configs) * len(arms) <= MAX_ANNOTATED_CELLS:
+                axes.text(
+                    j,
+                    i,
+                    f"{cell[0]:.2f}\nn={cell[1]}",
+                    ha="center",
+                    va="center",
+                    fontsize=5,
+                    color="white" if cell[0] < 0.6 else "black",
+                )
     axes.set_xticks(range(len(arms)), arms)
     axes.set_yticks(range(len(configs)), configs, fontsize=7)
     axes.set_title("mean recall (valid final rows; n per cell)", fontsize=9)
     figure.colorbar(image, ax=axes, fraction=0.04)
-    figure.tight_layout()
+    _fit_margins(figure, configs, right_inches=1.2)
     return figure
 
 
@@ -87,12 +112,17 @@ def fill_scatter(contrast: str, fill: pl.DataFrame) -> Figure | None:
         return None
     figure = Figure(figsize=(5.5, 4.0))
     axes = figure.subplots()
-    axes.scatter(usable.get_column("fill_a").to_list(), usable.get_column("effect").to_list(),
-                 color="tab:purple")
+    axes.scatter(
+        usable.get_column("fill_a").to_list(),
+        usable.get_column("effect").to_list(),
+        color="tab:purple",
+    )
     axes.axhline(0.0, color="grey", linewidth=0.8)
     arm_a = contrast.split("_vs_")[1]
     axes.set_xlabel(f"mean fill of arm {arm_a} (carried chars / declared capacity)")
     axes.set_ylabel("paired effect")
-    axes.set_title(f"{contrast}: fill vs effect (exploratory; n = {usable.height} configs)", fontsize=9)
-    figure.tight_layout()
+    axes.set_title(
+        f"{contrast}: fill vs effect (exploratory; n = {usable.height} configs)", fontsize=9
+    )
+    figure.subplots_adjust(left=0.15, bottom=0.15)
     return figure

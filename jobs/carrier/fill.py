@@ -15,14 +15,16 @@ import polars as pl
 from jobs import stats
 from jobs.carrier.paired import Contrast
 
-SCHEMA: dict[str, pl.DataType] = {
-    "contrast": pl.String(),
-    "config_id": pl.String(),
-    "family": pl.String(),
-    "pairs": pl.Int64(),
-    "fill_a": pl.Float64(),
-    "effect": pl.Float64(),
-}
+SCHEMA = pl.Schema(
+    {
+        "contrast": pl.String(),
+        "config_id": pl.String(),
+        "family": pl.String(),
+        "pairs": pl.Int64(),
+        "fill_a": pl.Float64(),
+        "effect": pl.Float64(),
+    }
+)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,9 @@ class HeadingsAssociation:
 def _recorded(final: pl.LazyFrame) -> pl.LazyFrame:
     return final.filter(
         pl.col("valid") & pl.col("headings_carried").is_not_null() & pl.col("recall").is_not_null()
-    ).select(*CELL, pl.col("headings_carried").cast(pl.Float64).alias("x"), pl.col("recall").alias("y"))
+    ).select(
+        *CELL, pl.col("headings_carried").cast(pl.Float64).alias("x"), pl.col("recall").alias("y")
+    )
 
 
 def centred_informative(final: pl.LazyFrame) -> pl.DataFrame:

@@ -92,7 +92,15 @@ class PanelSummary:
 
 
 _INTERVAL_KEYS = frozenset(
-    {"iqr", "range", "loo_range", "t_interval", "lofo_range", "planned_bounds", "bootstrap_interval"}
+    {
+        "iqr",
+        "range",
+        "loo_range",
+        "t_interval",
+        "lofo_range",
+        "planned_bounds",
+        "bootstrap_interval",
+    }
 )
 
 

@@ -29,9 +29,7 @@ def planned_blocks(plan: pl.LazyFrame, contrast: Contrast) -> pl.LazyFrame:
     )
 
 
-def bounds_by_config(
-    plan: pl.LazyFrame, final: pl.LazyFrame, contrast: Contrast
-) -> pl.DataFrame:
+def bounds_by_config(plan: pl.LazyFrame, final: pl.LazyFrame, contrast: Contrast) -> pl.DataFrame:
     """Per configuration: planned blocks and the lo / hi mean effect."""
 
     def outcome(arm: str, name: str) -> pl.LazyFrame:
@@ -49,7 +47,11 @@ def bounds_by_config(
             (pl.col("recall_b").fill_null(1.0) - pl.col("recall_a").fill_null(0.0)).alias("hi"),
         )
         .group_by("config_id")
-        .agg(pl.len().cast(pl.Int64).alias("planned_blocks"), pl.col("lo").mean(), pl.col("hi").mean())
+        .agg(
+            pl.len().cast(pl.Int64).alias("planned_blocks"),
+            pl.col("lo").mean(),
+            pl.col("hi").mean(),
+        )
         .sort("config_id")
         .collect()
     )

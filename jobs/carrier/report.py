@@ -13,7 +13,6 @@ from typing import Any
 import polars as pl
 
 from jobs import io
-from jobs.carrier import figures
 from jobs.carrier import report_sections as sections
 
 SUMMARY_FILE = "summary.json"
@@ -21,6 +20,8 @@ REPORT_FILE = "report.md"
 
 
 def _contrast_block(out: Path, name: str) -> list[str]:
+    from jobs.carrier import figures  # matplotlib loads only when a report is drawn
+
     paired = io.read_parquet(out / f"paired_{name}.parquet")
     panel: dict[str, Any] | None = io.read_json(out / f"panel_{name}.json")
     thresholds = io.read_parquet(out / f"threshold_{name}.parquet")
@@ -31,7 +32,10 @@ def _contrast_block(out: Path, name: str) -> list[str]:
     written = []
     interval_label = "t interval"
     forest = figures.forest_plot(
-        name, paired, panel["mean"], panel["t_interval"] or panel["bootstrap_interval"],
+        name,
+        paired,
+        panel["mean"],
+        panel["t_interval"] or panel["bootstrap_interval"],
         interval_label if panel["t_interval"] else "bootstrap interval",
     )
     if forest is not None:
@@ -40,7 +44,14 @@ def _contrast_block(out: Path, name: str) -> list[str]:
         scatter = figures.fill_scatter(name, fill_table.filter(pl.col("contrast") == name))
         if scatter is not None:
             written.append(io.write_png(scatter, out / f"fill_{name}.png").name)
-    return sections.contrast_section(name, paired, panel, thresholds, fill_all.get(name), written)
+    return sections.contrast_section(
+        name,
+        paired=paired,
+        panel=panel,
+        thresholds=thresholds,
+        fill=fill_all.get(name),
+        figures=written,
+    )
 
 
 def render_report(run_dir: Path) -> Path:
@@ -52,6 +63,8 @@ def render_report(run_dir: Path) -> Path:
     recall = io.read_parquet(out / "recall_by_config_arm.parquet")
     if recall is None:
         raise io.RunDirError(f"{out} lacks recall_by_config_arm.parquet; re-run analyze")
+    from jobs.carrier import figures  # matplotlib loads only when a report is drawn
+
     lines = sections.headline(summary) + sections.near_zero_note(recall)
     heatmap = figures.recall_heatmap(recall)
     if heatmap is not None:

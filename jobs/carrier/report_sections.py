@@ -81,14 +81,34 @@ def recall_section(recall: pl.DataFrame) -> list[str]:
         reasons = ", ".join(
             f"{c.removeprefix('invalid_')} {record[c]}" for c in reason_columns if record[c]
         )
-        rows.append([
-            str(record["config_id"]), str(record["arm"]), str(record["final_rows"]),
-            str(record["valid_rows"]), plain(record["mean_recall"]), str(record["rows_half"]),
-            str(record["rows_full"]), str(record["parse_failure_rows"]),
-            plain(record["mean_fill"]), plain(record["mean_headings"], 2), reasons or "—",
-        ])
-    header = ["config", "arm", "final", "valid (n)", "mean recall", "≥0.5", "full",
-              "parse-failure rows", "mean fill", "mean headings", "invalid by reason"]
+        rows.append(
+            [
+                str(record["config_id"]),
+                str(record["arm"]),
+                str(record["final_rows"]),
+                str(record["valid_rows"]),
+                plain(record["mean_recall"]),
+                str(record["rows_half"]),
+                str(record["rows_full"]),
+                str(record["parse_failure_rows"]),
+                plain(record["mean_fill"]),
+                plain(record["mean_headings"], 2),
+                reasons or "—",
+            ]
+        )
+    header = [
+        "config",
+        "arm",
+        "final",
+        "valid (n)",
+        "mean recall",
+        "≥0.5",
+        "full",
+        "parse-failure rows",
+        "mean fill",
+        "mean headings",
+        "invalid by reason",
+    ]
     return [
         "## Recall by configuration and arm",
         "",
@@ -104,8 +124,13 @@ def recall_section(recall: pl.DataFrame) -> list[str]:
 
 
 def contrast_section(
-    name: str, paired: pl.DataFrame, panel: dict[str, Any], thresholds: pl.DataFrame,
-    fill: dict[str, Any] | None, figures: Sequence[str],
+    name: str,
+    *,
+    paired: pl.DataFrame,
+    panel: dict[str, Any],
+    thresholds: pl.DataFrame,
+    fill: dict[str, Any] | None,
+    figures: Sequence[str],
 ) -> list[str]:
     b, a = name.split("_vs_")
     lines = [
@@ -118,12 +143,14 @@ def contrast_section(
     ]
     if not panel["configs"]:
         return [*lines, "No complete pair exists for this contrast; nothing is estimated.", ""]
+    lines += floor_note(paired, a, b)
     lines += [
         f"- mean {signed(panel['mean'])}, median {signed(panel['median'])}, "
         f"IQR {interval(panel['iqr'])}, range {interval(panel['range'])}",
         f"- {panel['positive']} positive, {panel['negative']} negative, {panel['zero']} zero",
         f"- leave-one-configuration-out mean range {interval(panel['loo_range'])}; "
-        f"t interval (dispersion of this panel, not a population CI) {interval(panel['t_interval'])}",
+        "t interval (dispersion of this panel, not a population CI) "
+        f"{interval(panel['t_interval'])}",
         f"- family mean {signed(panel['family_mean'])}; leave-one-family-out "
         f"{interval(panel['lofo_range'])}",
         f"- planned-repeat bounds {interval(panel['planned_bounds'])}; bootstrap (configurations) "
@@ -131,21 +158,48 @@ def contrast_section(
         "",
         "Sensitivity (denominator: configurations in each population):",
         "",
-        *table(["population", "configs", "mean", "median"],
-               [[p["population"], str(p["configs"]), signed(p["mean"]), signed(p["median"])]
-                for p in panel["sensitivity"]]),
+        *table(
+            ["population", "configs", "mean", "median"],
+            [
+                [p["population"], str(p["configs"]), signed(p["mean"]), signed(p["median"])]
+                for p in panel["sensitivity"]
+            ],
+        ),
         "",
-        *table(["config", "pairs", f"valid {a}", f"valid {b}", f"mean {a}", f"mean {b}", "paired"],
-               [[str(r["config_id"]), str(r["pairs"]), str(r["valid_rows_a"]),
-                 str(r["valid_rows_b"]), plain(r["mean_a"]), plain(r["mean_b"]),
-                 signed(r["paired_mean"])] for r in paired.iter_rows(named=True)]),
+        *table(
+            ["config", "pairs", f"valid {a}", f"valid {b}", f"mean {a}", f"mean {b}", "paired"],
+            [
+                [
+                    str(r["config_id"]),
+                    str(r["pairs"]),
+                    str(r["valid_rows_a"]),
+                    str(r["valid_rows_b"]),
+                    plain(r["mean_a"]),
+                    plain(r["mean_b"]),
+                    signed(r["paired_mean"]),
+                ]
+                for r in paired.iter_rows(named=True)
+            ],
+        ),
         "",
-        f"Thresholds (denominator: complete pairs; exact two-sided McNemar on only-{a} vs only-{b}):",
+        "Thresholds (denominator: complete pairs; exact two-sided McNemar on "
+        f"only-{a} vs only-{b}):",
         "",
-        *table(["config", "threshold", "both", f"only {a}", f"only {b}", "neither", "p"],
-               [[str(r["config_id"]), r["threshold"], str(r["both"]), str(r["only_a"]),
-                 str(r["only_b"]), str(r["neither"]), plain(r["p_value"], 4)]
-                for r in thresholds.iter_rows(named=True)]),
+        *table(
+            ["config", "threshold", "both", f"only {a}", f"only {b}", "neither", "p"],
+            [
+                [
+                    str(r["config_id"]),
+                    r["threshold"],
+                    str(r["both"]),
+                    str(r["only_a"]),
+                    str(r["only_b"]),
+                    str(r["neither"]),
+                    plain(r["p_value"], 4),
+                ]
+                for r in thresholds.iter_rows(named=True)
+            ],
+        ),
         "",
     ]
     if fill is not None:
@@ -157,6 +211,20 @@ def contrast_section(
         ]
     lines += [f"![{figure}]({figure})" for figure in figures]
     return [*lines, ""]
+
+
+def floor_note(paired: pl.DataFrame, a: str, b: str) -> list[str]:
+    """Says so when both arms recall near zero in every configuration with pairs."""
+    with_pairs = paired.filter(pl.col("pairs") >= 1)
+    best = with_pairs.select(pl.max_horizontal(pl.col("mean_a").max(), pl.col("mean_b").max()))
+    value = best.item() if with_pairs.height else None
+    if isinstance(value, float) and value <= NEAR_ZERO_RECALL:
+        return [
+            f"Both {a} and {b} recall near zero in every configuration (best arm mean "
+            f"{value:.3f}): the effects below are differences between floors.",
+            "",
+        ]
+    return []
 
 
 def skipped_section(skipped: Sequence[dict[str, str]]) -> list[str]:
@@ -196,9 +264,13 @@ def headings_section(headings: dict[str, Any]) -> list[str]:
     ]
     by_arm = headings.get("by_arm") or {}
     if by_arm:
-        lines += table(["arm", "cells", "rows", "slope", "residual r"],
-                       [[arm, str(v["cells"]), str(v["rows"]), signed(v["slope"]),
-                         signed(v["residual_r"])] for arm, v in by_arm.items()])
+        lines += table(
+            ["arm", "cells", "rows", "slope", "residual r"],
+            [
+                [arm, str(v["cells"]), str(v["rows"]), signed(v["slope"]), signed(v["residual_r"])]
+                for arm, v in by_arm.items()
+            ],
+        )
         lines.append("")
     return lines
 
@@ -206,17 +278,31 @@ def headings_section(headings: dict[str, Any]) -> list[str]:
 def audit_section(audit: pl.DataFrame) -> list[str]:
     if audit.is_empty() or not audit.get_column("audited_rows").sum():
         return ["## Carrier audit", "", "No audited rows (checks without carrier presence).", ""]
-    rows = [[str(r["arm"]), str(r["audited_rows"]), str(r["rows_counts_agree"]),
-             _share(r["rows_carrier_held_answer_missed"], r["audited_rows"]),
-             _share(r["rows_answered_absent_from_carrier"], r["audited_rows"])]
-            for r in audit.iter_rows(named=True)]
+    rows = [
+        [
+            str(r["arm"]),
+            str(r["audited_rows"]),
+            str(r["rows_counts_agree"]),
+            _share(r["rows_carrier_held_answer_missed"], r["audited_rows"]),
+            _share(r["rows_answered_absent_from_carrier"], r["audited_rows"]),
+        ]
+        for r in audit.iter_rows(named=True)
+    ]
     return [
         "## Carrier audit",
         "",
         "Denominator: audited rows (valid final rows whose every check records carrier presence).",
         "",
-        *table(["arm", "audited rows", "counts agree", "carrier held, answer missed",
-                "answered, absent from carrier"], rows),
+        *table(
+            [
+                "arm",
+                "audited rows",
+                "counts agree",
+                "carrier held, answer missed",
+                "answered, absent from carrier",
+            ],
+            rows,
+        ),
         "",
     ]
 
@@ -224,10 +310,19 @@ def audit_section(audit: pl.DataFrame) -> list[str]:
 def answers_section(answers: pl.DataFrame) -> list[str]:
     if answers.is_empty():
         return ["## Failing answers", "", "No valid final rows.", ""]
-    rows = [[str(r["arm"]), str(r["valid_rows"]), str(r["failing_rows"]),
-             str(r["fabricating"]), str(r["abstaining"]), str(r["missing"]),
-             str(r["unclassified"]), str(r["stock_signature_rows"])]
-            for r in answers.iter_rows(named=True)]
+    rows = [
+        [
+            str(r["arm"]),
+            str(r["valid_rows"]),
+            str(r["failing_rows"]),
+            str(r["fabricating"]),
+            str(r["abstaining"]),
+            str(r["missing"]),
+            str(r["unclassified"]),
+            str(r["stock_signature_rows"]),
+        ]
+        for r in answers.iter_rows(named=True)
+    ]
     return [
         "## Failing answers (recall < 0.5)",
         "",
@@ -235,8 +330,19 @@ def answers_section(answers: pl.DataFrame) -> list[str]:
         "over fabricating; `missing` leaves the labels unanswered; `unclassified` lacks "
         "check-level outcomes.",
         "",
-        *table(["arm", "valid rows", "failing rows", "fabricating", "abstaining", "missing",
-                "unclassified", "stock-signature rows"], rows),
+        *table(
+            [
+                "arm",
+                "valid rows",
+                "failing rows",
+                "fabricating",
+                "abstaining",
+                "missing",
+                "unclassified",
+                "stock-signature rows",
+            ],
+            rows,
+        ),
         "",
     ]
 

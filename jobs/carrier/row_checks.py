@@ -30,17 +30,19 @@ def checks_by_row(checks: pl.LazyFrame) -> pl.LazyFrame:
         passed.sum().cast(pl.Int64).alias("checks_passed_n"),
         present.is_not_null().sum().cast(pl.Int64).alias("presence_known"),
         present.fill_null(value=False).sum().cast(pl.Int64).alias("present"),
-        (present.fill_null(value=False) & ~passed).sum().cast(pl.Int64).alias(
-            "carrier_held_answer_missed"
-        ),
-        (passed & (present == False)).sum().cast(pl.Int64).alias(  # noqa: E712  (null stays unknown)
-            "answered_absent_from_carrier"
-        ),
+        (present.fill_null(value=False) & ~passed)
+        .sum()
+        .cast(pl.Int64)
+        .alias("carrier_held_answer_missed"),
+        # A null presence stays unknown: null & x is null, and sum() skips it.
+        (passed & ~present).sum().cast(pl.Int64).alias("answered_absent_from_carrier"),
         (pl.col("outcome") == "abstention").sum().cast(pl.Int64).alias("abstentions"),
         (pl.col("outcome") == "fabrication").sum().cast(pl.Int64).alias("fabrications"),
-        pl.col("stock_signature").fill_null(value=False).sum().cast(pl.Int64).alias(
-            "stock_signatures"
-        ),
+        pl.col("stock_signature")
+        .fill_null(value=False)
+        .sum()
+        .cast(pl.Int64)
+        .alias("stock_signatures"),
     )
 
 

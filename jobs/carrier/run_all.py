@@ -17,10 +17,20 @@ from typing import Any
 import polars as pl
 
 from jobs import io
-from jobs.carrier import answers, audit, dependence, fill, headings, panel, paired, planned
+from jobs.carrier import (
+    answers,
+    audit,
+    dependence,
+    fill,
+    headings,
+    paired,
+    panel,
+    planned,
+    row_checks,
+    thresholds,
+)
 from jobs.carrier import recall as recall_job
 from jobs.carrier import report as report_job
-from jobs.carrier import row_checks, thresholds
 from jobs.carrier.columns import CHECK_COLUMNS, PLAN_COLUMNS, REQUIRED_ROW_COLUMNS, ROW_COLUMNS
 
 
@@ -79,6 +89,60 @@ def _load_final(run_dir: Path) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     return rows, final
 
 
+@dataclass(frozen=True)
+class _ContrastOutputs:
+    paths: tuple[Path, ...]
+    fill_table: pl.DataFrame
+    fill_correlation: dict[str, object]
+
+
+def _run_contrast(
+    final: pl.LazyFrame,
+    plan: pl.LazyFrame | None,
+    contrast: paired.Contrast,
+    out: Path,
+    *,
+    bootstrap_seed: int,
+    bootstrap_resamples: int,
+) -> _ContrastOutputs:
+    """paired_, threshold_ and panel_ outputs of one contrast, plus its fill rows."""
+    paired_table = paired.paired_by_config(final, contrast)
+    threshold_table = thresholds.threshold_table(paired.complete_pairs(final, contrast))
+    summary = panel.panel_summary(
+        paired_table,
+        planned_bounds=planned.planned_bounds(plan, final, contrast),
+        bootstrap_seed=bootstrap_seed,
+        bootstrap_resamples=bootstrap_resamples,
+    )
+    fill_table = fill.fill_against_effect(final, paired_table, contrast)
+    return _ContrastOutputs(
+        paths=(
+            io.write_parquet(paired_table, out / f"paired_{contrast.name}.parquet"),
+            io.write_parquet(threshold_table, out / f"threshold_{contrast.name}.parquet"),
+            io.write_json(summary.to_json(), out / f"panel_{contrast.name}.json"),
+        ),
+        fill_table=fill_table,
+        fill_correlation=fill.fill_correlation(fill_table).to_json(),
+    )
+
+
+def _run_check_jobs(final: pl.LazyFrame, checks: pl.LazyFrame | None, out: Path) -> list[Path]:
+    """dependence, carrier audit and answers: one pass over checks, shared."""
+    with_checks = row_checks.valid_rows_with_checks(final, checks)
+    dependence_json = dependence.within_row_dependence(with_checks).to_json()
+    return [
+        io.write_json(dependence_json, out / "dependence.json"),
+        io.write_parquet(audit.carrier_audit(with_checks), out / "carrier_audit.parquet"),
+        io.write_parquet(answers.answers_by_arm(with_checks), out / "answers.parquet"),
+    ]
+
+
+def _absent_inputs(run_dir: Path) -> tuple[str, ...]:
+    absent = [t for t in ("checks", "folds", "events") if not io.table_parts(run_dir, t)]
+    absent += [name for name in ("plan.parquet", "manifest.json") if not (run_dir / name).is_file()]
+    return tuple(absent)
+
+
 def analyze(
     run_dir: Path,
     *,
@@ -88,17 +152,19 @@ def analyze(
 ) -> AnalysisSummary:
     """Every job, then the report. Returns what was run, skipped and written."""
     run_dir = io.require_run_dir(Path(run_dir))
-    names = tuple(contrasts or contrasts_from_manifest(io.read_manifest(run_dir)) or paired.DEFAULT_CONTRASTS)
+    names = tuple(
+        contrasts or contrasts_from_manifest(io.read_manifest(run_dir)) or paired.DEFAULT_CONTRASTS
+    )
     parsed = [paired.parse_contrast(name) for name in names]
     rows, final = _load_final(run_dir)
     out = io.analysis_dir(run_dir)
-    written: list[Path] = []
-
-    recall_table = recall_job.recall_by_config_arm(final)
-    written.append(io.write_parquet(recall_table, out / "recall_by_config_arm.parquet"))
+    written = [
+        io.write_parquet(
+            recall_job.recall_by_config_arm(final), out / "recall_by_config_arm.parquet"
+        )
+    ]
     present = recall_job.arms_present(final)
     plan = io.scan_plan(run_dir, PLAN_COLUMNS)
-    checks = io.scan_table(run_dir, "checks", CHECK_COLUMNS)
 
     run: list[str] = []
     skipped: list[SkippedContrast] = []
@@ -107,52 +173,40 @@ def analyze(
     for contrast in parsed:
         missing = [arm for arm in (contrast.b, contrast.a) if arm not in present]
         if missing:
-            skipped.append(SkippedContrast(contrast.name, f"no rows for arm(s) {', '.join(missing)}"))
+            reason = f"no rows for arm(s) {', '.join(missing)}"
+            skipped.append(SkippedContrast(contrast.name, reason))
             continue
-        run.append(contrast.name)
-        paired_table = paired.paired_by_config(final, contrast)
-        written.append(io.write_parquet(paired_table, out / f"paired_{contrast.name}.parquet"))
-        threshold_table = thresholds.threshold_table(paired.complete_pairs(final, contrast))
-        written.append(io.write_parquet(threshold_table, out / f"threshold_{contrast.name}.parquet"))
-        summary = panel.panel_summary(
-            paired_table,
-            planned_bounds=planned.planned_bounds(plan, final, contrast),
+        outputs = _run_contrast(
+            final,
+            plan,
+            contrast,
+            out,
             bootstrap_seed=bootstrap_seed,
             bootstrap_resamples=bootstrap_resamples,
         )
-        written.append(io.write_json(summary.to_json(), out / f"panel_{contrast.name}.json"))
-        fill_table = fill.fill_against_effect(final, paired_table, contrast)
-        fill_tables.append(fill_table)
-        fill_json[contrast.name] = fill.fill_correlation(fill_table).to_json()
+        run.append(contrast.name)
+        written += outputs.paths
+        fill_tables.append(outputs.fill_table)
+        fill_json[contrast.name] = outputs.fill_correlation
 
     fill_all = pl.concat(fill_tables) if fill_tables else fill.empty_fill_table()
     written.append(io.write_parquet(fill_all, out / "fill.parquet"))
     written.append(io.write_json(fill_json, out / "fill.json"))
     written.append(io.write_json(headings.headings_summary(final), out / "headings.json"))
-
-    with_checks = row_checks.valid_rows_with_checks(final, checks)
-    written.append(
-        io.write_json(
-            dependence.within_row_dependence(with_checks).to_json(), out / "dependence.json"
-        )
-    )
-    written.append(io.write_parquet(audit.carrier_audit(with_checks), out / "carrier_audit.parquet"))
-    written.append(io.write_parquet(answers.answers_by_arm(with_checks), out / "answers.parquet"))
+    written += _run_check_jobs(final, io.scan_table(run_dir, "checks", CHECK_COLUMNS), out)
+    io.remove_stale_contrast_outputs(out, keep=run)
 
     counts = final.select(pl.len().alias("final"), pl.col("valid").sum().alias("valid")).collect()
-    attempts = rows.select(pl.len()).collect().item()
-    absent = [t for t in ("checks", "folds", "events") if not io.table_parts(run_dir, t)]
-    absent += [name for name in ("plan.parquet", "manifest.json") if not (run_dir / name).is_file()]
     result = AnalysisSummary(
         run_dir=run_dir,
         analysis_dir=out,
         simulated=recall_job.simulated_any(rows),
-        attempts=int(attempts),
+        attempts=int(rows.select(pl.len()).collect().item()),
         final_rows=int(counts.item(0, "final")),
         valid_rows=int(counts.item(0, "valid")),
         contrasts=tuple(run),
         skipped=tuple(skipped),
-        absent_tables=tuple(absent),
+        absent_tables=_absent_inputs(run_dir),
         bootstrap_seed=bootstrap_seed,
         bootstrap_resamples=bootstrap_resamples,
         outputs=tuple(path.name for path in written),

@@ -13,15 +13,17 @@ from jobs.carrier.columns import FULL_RECALL, HALF_RECALL
 
 THRESHOLDS = {"full": FULL_RECALL, "half": HALF_RECALL}
 
-SCHEMA: dict[str, pl.DataType] = {
-    "config_id": pl.String(),
-    "threshold": pl.String(),
-    "both": pl.Int64(),
-    "only_a": pl.Int64(),
-    "only_b": pl.Int64(),
-    "neither": pl.Int64(),
-    "p_value": pl.Float64(),
-}
+SCHEMA = pl.Schema(
+    {
+        "config_id": pl.String(),
+        "threshold": pl.String(),
+        "both": pl.Int64(),
+        "only_a": pl.Int64(),
+        "only_b": pl.Int64(),
+        "neither": pl.Int64(),
+        "p_value": pl.Float64(),
+    }
+)
 
 
 def threshold_table(pairs: pl.LazyFrame) -> pl.DataFrame:
@@ -47,7 +49,9 @@ def threshold_table(pairs: pl.LazyFrame) -> pl.DataFrame:
     p_values = [
         stats.mcnemar_exact_p(only_a, only_b)
         for only_a, only_b in zip(
-            counts.get_column("only_a").to_list(), counts.get_column("only_b").to_list(), strict=True
+            counts.get_column("only_a").to_list(),
+            counts.get_column("only_b").to_list(),
+            strict=True,
         )
     ]
     return (

@@ -79,7 +79,8 @@ def fixture_from_json(data: bytes) -> Fixture:
     planted = tuple(
         _fact(f, f"planted[{i}]", None) for i, f in enumerate(_list(top, "planted", ""))
     )
-    graded = tuple(_fact(f, f"graded[{i}]", True) for i, f in enumerate(_list(top, "graded", "")))
+    listed = tuple(_fact(f, f"graded[{i}]", True) for i, f in enumerate(_list(top, "graded", "")))
+    graded = _resolve_graded(listed, planted)
     fx = Fixture(
         _str(top, "scenario", ""),
         _int(top, "seed", ""),
@@ -95,11 +96,7 @@ def fixture_from_json(data: bytes) -> Fixture:
 def _check_consistent(fx: Fixture) -> None:
     if [c.index for c in fx.chunks] != list(range(len(fx.chunks))):
         raise FixtureError("chunk indexes must be 0, 1, 2, ... in order")
-    in_planted = {(f.label, f.value, f.kind, f.chunk) for f in fx.planted if f.graded}
-    for fact in fx.graded:
-        if (fact.label, fact.value, fact.kind, fact.chunk) not in in_planted:
-            raise FixtureError(f"graded fact {fact.label!r} is not among the planted facts")
-    if len(in_planted) != len(fx.graded):
+    if sum(f.graded for f in fx.planted) != len(fx.graded):
         raise FixtureError("planted and graded disagree on which facts are graded")
     labels = [f.label for f in fx.planted]
     if len(set(labels)) != len(labels):
@@ -108,6 +105,18 @@ def _check_consistent(fx: Fixture) -> None:
     for fact in fx.planted:
         if not 0 <= fact.chunk < len(rendered) or fact.value not in rendered[fact.chunk]:
             raise FixtureError(f"value of {fact.label!r} does not appear in chunk {fact.chunk}")
+
+
+def _resolve_graded(listed: tuple[Fact, ...], planted: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    """The planted record of each listed graded fact (it also knows the fact's carrier)."""
+    by_key = {(f.label, f.value, f.kind, f.chunk): f for f in planted if f.graded}
+    resolved = []
+    for fact in listed:
+        match = by_key.get((fact.label, fact.value, fact.kind, fact.chunk))
+        if match is None:
+            raise FixtureError(f"graded fact {fact.label!r} is not among the planted facts")
+        resolved.append(match)
+    return tuple(resolved)
 
 
 def _message_dict(m: Message) -> dict[str, Any]:

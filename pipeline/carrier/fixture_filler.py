@@ -1,4 +1,4 @@
-"""Realistic filler for the synthetic session: tool outputs, assistant prose, operator turns.
+"""Realistic filler lines for tool outputs: logs, config keys, tables, listings, test output.
 
 Why realistic filler: the fold has to pick fourteen needles out of logs, configs and command
 output that look like a real infrastructure session, with many numbers, hosts and timestamps
@@ -6,7 +6,8 @@ of the same shapes. The filler never uses a fact label, so a label identifies it
 `fixture_session` rejects and redraws any step in which filler happens to reproduce a value.
 
 All randomness comes from the one `Random` passed in; the session clock advances
-monotonically so log timestamps read like one afternoon of work.
+monotonically so log timestamps read like one long working session. Whole outputs (which
+command, head and tail lines) are assembled in `fixture_outputs`; prose in `fixture_prose`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from random import Random
 
 from pipeline.carrier import fixture_words as w
-from pipeline.carrier.fixture_values import label_key
 
 STAMP_EXAMPLE = "2026-01-01T00:00:00+0000"  # the fixed-width shape of Filler.stamp()
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -39,18 +39,6 @@ def draw_scene(rng: Random) -> Scene:
     hosts = tuple(f"node-{w.hex_string(rng, 3)}-{c}" for c in "abcdef")
     services = tuple(rng.sample(w.SERVICES, 6))
     return Scene(hosts, services, f"{project}-prod", project, f"{w.invented_word(rng)}.internal")
-
-
-@dataclass(frozen=True)
-class ToolOutput:
-    """A tool call and the lines of its result (facts are inserted among the lines)."""
-
-    tool: str  # bash | read_file
-    arguments: dict[str, str]
-    intent: str  # what the assistant says it is about to do
-    head: tuple[str, ...] = ()  # fixed first lines (table header, opening brace)
-    tail: tuple[str, ...] = ()  # fixed last lines
-    stamped: bool = False  # body lines get a time stamp prefix, in order, once placed
 
 
 class Filler:
@@ -108,7 +96,7 @@ class Filler:
         )
 
     def config_line(self, deck: KeyDeck) -> str:
-        if self.rng.random() < 0.12:
+        if deck.section_due(self.rng):
             return f"{deck.section()}:"
         key, value = deck.draw()
         return f"  {key}: {value}"
@@ -175,30 +163,32 @@ class Filler:
             f"{r.randint(90, 48000)} {r.randint(1, 2400)}ms"
         )
 
-    # --- whole outputs -------------------------------------------------------------------
-    def tool_output(self, with_facts: bool) -> tuple[ToolOutput, Callable[[], str], FactLine]:
-        """A tool call, a filler-line maker and the matching fact-line maker."""
-        kinds = _FACT_KINDS if with_facts else _FACT_KINDS + _FILLER_KINDS
-        return _build(self, self.rng.choice(kinds))
-
-
-FactLine = Callable[[str, str], str]  # (label, value) -> line(s) carrying the fact
-
 
 class KeyDeck:
-    """Config keys of one output without repeats: plain keys, then section-prefixed ones."""
+    """Config keys of one output without repeats: plain keys, then section-prefixed ones.
+
+    YAML files open a new section instead (keys are unique within a section).
+    """
 
     def __init__(self, rng: Random) -> None:
         self.rng = rng
         self.round = 0
         self.cards: list[tuple[str, Callable[[Random], str]]] = []
         self.sections = 0
+        self.just_opened = True  # the output's head opens the first section
+
+    def section_due(self, rng: Random) -> bool:
+        """Open a new YAML section: never twice in a row; always once the keys run out."""
+        spent = self.round > 0 and not self.cards
+        return not self.just_opened and (spent or rng.random() < 0.1)
 
     def section(self) -> str:
-        """The next YAML section name ('server' is the file's first, given by the header)."""
+        """The next YAML section name ('server' is the file's first, given by the head)."""
         self.sections += 1
-        name = _SECTIONS[self.sections % len(_SECTIONS)]
-        return name if self.sections < len(_SECTIONS) else f"{name}_{self.sections}"
+        self.round, self.cards, self.just_opened = 0, [], True
+        if self.sections < len(_SECTIONS):
+            return _SECTIONS[self.sections]
+        return f"profile_{self.sections - len(_SECTIONS) + 2}"
 
     def draw(self) -> tuple[str, str]:
         if not self.cards:
@@ -207,105 +197,15 @@ class KeyDeck:
             self.cards = [(f"{prefix}{k}{suffix}", make) for k, make in _CONFIG_KEYS]
             self.rng.shuffle(self.cards)
             self.round += 1
+        self.just_opened = False
         key, make = self.cards.pop()
         return key, make(self.rng)
 
 
-def _build(f: Filler, kind: str) -> tuple[ToolOutput, Callable[[], str], FactLine]:
-    svc, host, p = f.svc(), f.host(), f.scene.project
-    t = f.clock
-    deck = KeyDeck(f.rng)  # key-value outputs never repeat a key
-    if kind == "journal":
-        since = f"{t:%Y-%m-%d %H:%M}"
-        cmd = f'journalctl -u {svc} --since "{since}" -o short-iso --no-pager'
-        out = ToolOutput(
-            "bash", {"command": cmd}, f"look at the recent {svc} logs on {host}", stamped=True
-        )
-        return out, lambda: f.journal_line(svc), lambda lb, v: f.journal_fact(svc, lb, v)
-    if kind == "yaml":
-        out = ToolOutput(
-            "read_file",
-            {"path": f"/etc/{p}/{svc}/config.yaml"},
-            f"read the {svc} config",
-            head=("# managed by deployctl", "server:"),
-        )
-        return out, lambda: f.config_line(deck), lambda lb, v: f'  {label_key(lb)}: "{v}"  # {lb}'
-    if kind == "env":
-        out = ToolOutput(
-            "bash", {"command": f"cat deploy/{svc}.env"}, f"check the environment file for {svc}"
-        )
-        return out, lambda: f.env_line(deck), lambda lb, v: f"# {lb}\n{label_key(lb).upper()}={v}"
-    if kind == "status":
-        out = ToolOutput(
-            "bash",
-            {"command": f"{p}ctl status {svc} --verbose"},
-            f"pull the verbose status of {svc}",
-            head=(f"● {svc} ({p}ctl)", f"  {'state:':<28}active"),
-        )
-        return out, lambda: f.status_line(deck), lambda lb, v: f"  {lb + ':':<28}{v}"
-    if kind == "json":
-        cmd = f"curl -s https://{svc}.{f.scene.domain}/v1/settings | jq ."
-        opening = (f'{{"service": "{svc}", "effective_settings": [',)
-        closing = (f'  {{"key": "generation", "value": {f.rng.randint(2, 900)}}}', "]}")
-        intent = f"query the {svc} settings endpoint"
-        out = ToolOutput("bash", {"command": cmd}, intent, opening, closing)
-        return out, lambda: f.json_line(deck), f.json_fact
-    ns = f.scene.namespace
-    makers: dict[str, tuple[str, str, Callable[[], str], tuple[str, ...], tuple[str, ...]]] = {
-        "pods": (
-            f"kubectl get pods -n {ns} -o wide",
-            "list the pods",
-            f.pods_line,
-            (_PODS_HEADER,),
-            (),
-        ),
-        "ls": (
-            f"ls -la /var/lib/{p}/{svc}/",
-            f"list the {svc} data directory",
-            f.ls_line,
-            (f"total {f.rng.randint(2000, 900000)}",),
-            (),
-        ),
-        "gitlog": ("git log --oneline -n 60", "scan the recent commits", f.gitlog_line, (), ()),
-        "pytest": (
-            "pytest -q -rA tests/",
-            "run the test suite",
-            f.pytest_line,
-            (),
-            (
-                f"{f.rng.randint(3, 9)} failed, {f.rng.randint(40, 400)} passed in "
-                f"{f.rng.randint(3, 90)}.{f.rng.randint(10, 99)}s",
-            ),
-        ),
-        "grep": (
-            f'grep -rn "timeout" src/{p}/',
-            "grep for the timeout handling",
-            f.grep_line,
-            (),
-            (),
-        ),
-        "access": (
-            f"tail -n 200 /var/log/{p}/access.log",
-            "tail the access log",
-            f.access_line,
-            (),
-            (),
-        ),
-    }
-    command, intent, line, head, tail = makers[kind]
-    return ToolOutput("bash", {"command": command}, intent, head, tail), line, _no_facts
-
-
-def _no_facts(label: str, value: str) -> str:  # pragma: no cover - filler kinds carry none
-    raise AssertionError(f"filler output asked to carry {label}")
-
-
-_FACT_KINDS = ("journal", "yaml", "env", "status", "json")
-_FILLER_KINDS = ("pods", "ls", "gitlog", "pytest", "grep", "access")
-_PODS_HEADER = (
-    "NAME                              READY STATUS            RESTARTS AGE  IP              NODE"
-)
-_SECTIONS = ("server", "storage", "upstreams", "limits", "telemetry", "retries", "cache", "tls")
+_SECTIONS = (
+    "server", "storage", "upstreams", "limits", "telemetry", "retries", "cache", "tls",
+    "admission", "compaction", "replication", "scheduler", "quotas", "tracing", "auth", "gc",
+)  # fmt: skip
 _CONFIG_KEYS: tuple[tuple[str, Callable[[Random], str]], ...] = (
     ("log_level", lambda r: r.choice(("info", "debug", "warn"))),
     ("request_timeout_ms", lambda r: str(r.randint(150, 9000))),

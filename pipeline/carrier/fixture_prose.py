@@ -99,7 +99,7 @@ def operator_turn(
         return rng.choice(_NUDGES).format(**slots)
     text = [] if brief and not task else [rng.choice(_TASKS if task else _NUDGES).format(**slots)]
     if text and not task:
-        text[0] = text[0].capitalize() + "."
+        text[0] = text[0][0].upper() + text[0][1:] + "."
     text += [rng.choice(_USER_FACTS).format(label=lb, value=v) for lb, v in facts]
     return " ".join(text)
 

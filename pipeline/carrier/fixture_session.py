@@ -27,6 +27,7 @@ from random import Random
 from pipeline.carrier import fixture_prose as prose
 from pipeline.carrier.fixture_filler import STAMP_EXAMPLE, Filler, Scene
 from pipeline.carrier.fixture_model import CARRIERS, Chunk, Message, ToolCall, render_message
+from pipeline.carrier.fixture_outputs import tool_output
 from pipeline.carrier.fixture_values import DrawnFact
 from pipeline.carrier.tokens import estimate_quarters
 from pipeline.config.schema import ScenarioConfig
@@ -146,7 +147,7 @@ class SessionBuilder:
             task = not self.started or (not brief and rng.random() < 0.4)
             text = prose.operator_turn(rng, scene, by["user"], task, brief)
             messages.append(Message("user", text))
-        output, filler_line, fact_line = self.filler.tool_output(with_facts=bool(by["tool"]))
+        output, filler_line, fact_line = tool_output(self.filler, with_facts=bool(by["tool"]))
         arguments = json.dumps(output.arguments, sort_keys=True, ensure_ascii=False)
         call = ToolCall(f"call_{step_id}", output.tool, arguments)
         intro = "" if brief else prose.pre_call(rng, output.intent)  # a bare call when tight

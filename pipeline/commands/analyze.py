@@ -37,7 +37,10 @@ def manifest_bootstrap(manifest: dict[str, Any] | None) -> tuple[int, int]:
     bootstrap = analysis.get("bootstrap") if isinstance(analysis, dict) else None
     bootstrap = bootstrap if isinstance(bootstrap, dict) else {}
     seed, resamples = bootstrap.get("seed", 166), bootstrap.get("resamples", 10_000)
-    return (seed if isinstance(seed, int) else 166, resamples if isinstance(resamples, int) else 10_000)
+    return (
+        seed if isinstance(seed, int) else 166,
+        resamples if isinstance(resamples, int) else 10_000,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -49,12 +52,16 @@ def main(argv: list[str]) -> int:
     seed, resamples = manifest_bootstrap(io.read_manifest(run_dir))
     if args.bootstrap_resamples is not None and args.bootstrap_resamples < 1:
         raise UserError("analyze: --bootstrap-resamples must be at least 1")
-    contrasts = [c.strip() for c in args.contrasts.split(",") if c.strip()] if args.contrasts else None
+    contrasts = (
+        [c.strip() for c in args.contrasts.split(",") if c.strip()] if args.contrasts else None
+    )
     summary = analyze(
         run_dir,
         contrasts=contrasts,
         bootstrap_seed=seed if args.bootstrap_seed is None else args.bootstrap_seed,
-        bootstrap_resamples=resamples if args.bootstrap_resamples is None else args.bootstrap_resamples,
+        bootstrap_resamples=resamples
+        if args.bootstrap_resamples is None
+        else args.bootstrap_resamples,
     )
     print(f"analysis: {summary.analysis_dir}")
     print(f"contrasts: {', '.join(summary.contrasts) or 'none'}")

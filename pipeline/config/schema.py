@@ -132,6 +132,8 @@ class SimConfig:
     seed: int = 7
     concurrency: int = 64  # client-side in-flight cap per simulated endpoint
     stall_s: float = 30.0  # how long an injected `timeout` fault stalls
+    price_input_per_mtok: float = 0.0  # USD per million input tokens (budget tests)
+    price_output_per_mtok: float = 0.0  # USD per million output tokens (budget tests)
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,8 @@ async def read_capped(response: aiohttp.ClientResponse, max_bytes: int) -> bytes
     declared = response.content_length
     if declared is not None and declared > max_bytes:
         raise MalformedEnvelope(f"reply declares {declared} bytes, over the {max_bytes} cap")
+    if declared is not None:  # aiohttp reads at most the declared length: one call is enough
+        return await response.read()
     body = bytearray()
     async for chunk in response.content.iter_chunked(_CHUNK):
         body += chunk

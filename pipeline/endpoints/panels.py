@@ -197,6 +197,10 @@ def _sim_configs(cfg: RunConfig) -> tuple[EndpointConfig, ...]:
             api_key_env=cfg.sim.api_key_env,
             response_format="json_schema",
             limits=Limits(rpm=cfg.sim.rpm_limit, concurrency=cfg.sim.concurrency),
+            prices=Prices(
+                input_per_mtok=cfg.sim.price_input_per_mtok,
+                output_per_mtok=cfg.sim.price_output_per_mtok,
+            ),
         )
         for i in range(cfg.sim.configs)
     )

@@ -75,28 +75,45 @@ class RetryPolicy:
         self._rng = rng if rng is not None else random.Random()  # unseeded: spread retriers
         self._on_retry = on_retry
 
-    def _wait(self, state: tenacity.RetryCallState) -> float:
+    def _wait(self, state: tenacity.RetryCallState, done: int) -> float:
         fault = _fault_of(state)
-        return backoff_wait(self.cfg, state.attempt_number, fault.retry_after, self._rng)
+        return backoff_wait(self.cfg, done + state.attempt_number, fault.retry_after, self._rng)
 
-    def _before_sleep(self, state: tenacity.RetryCallState) -> None:
+    def _before_sleep(self, state: tenacity.RetryCallState, done: int) -> None:
         if self._on_retry is not None:
             wait = state.next_action.sleep if state.next_action is not None else 0.0
-            self._on_retry(RetryNotice(state.attempt_number, _fault_of(state), wait))
+            notice = RetryNotice(done + state.attempt_number, _fault_of(state), wait)
+            self._on_retry(notice)
 
-    def _retrying(self) -> tenacity.AsyncRetrying:
+    def _retrying(self, done: int) -> tenacity.AsyncRetrying:
+        """Tenacity for attempts done+1 .. request_attempts (attempt numbers stay global)."""
         return tenacity.AsyncRetrying(
             retry=tenacity.retry_if_exception_type(InfrastructureFault),
-            stop=tenacity.stop_after_attempt(self.cfg.request_attempts),
-            wait=self._wait,
+            stop=tenacity.stop_after_attempt(self.cfg.request_attempts - done),
+            wait=lambda state: self._wait(state, done),
             sleep=self._sleep,
-            before_sleep=self._before_sleep,
+            before_sleep=lambda state: self._before_sleep(state, done),
             reraise=True,
         )
 
     async def call(self, attempt: Callable[[], Awaitable[T]]) -> T:
-        """Await `attempt()` until it succeeds, fails non-retryably, or attempts run out."""
-        result: T = await self._retrying()(attempt)
+        """Await `attempt()` until it succeeds, fails non-retryably, or attempts run out.
+
+        The first attempt runs without tenacity (decision, docs/benchmarks.md: tenacity's
+        per-call set-up cost about as much CPU as the HTTP exchange itself under sweep load);
+        tenacity takes over from the second attempt, with the same waits and notices.
+        """
+        try:
+            return await attempt()
+        except InfrastructureFault as fault:
+            if self.cfg.request_attempts == 1:
+                raise
+            first = fault
+        wait = backoff_wait(self.cfg, 1, first.retry_after, self._rng)
+        if self._on_retry is not None:
+            self._on_retry(RetryNotice(1, first, wait))
+        await self._sleep(wait)
+        result: T = await self._retrying(done=1)(attempt)
         return result
 
 

@@ -87,7 +87,8 @@ class RayDispatcher:
         refs = list(self.refs)
         ready, _ = ray.wait(refs, num_returns=1, timeout=timeout_s)
         if ready:
-            rest = [r for r in refs if r not in set(ready)]
+            first = set(ready)
+            rest = [r for r in refs if r not in first]
             more, _ = ray.wait(rest, num_returns=len(rest), timeout=0) if rest else ([], [])
             ready = ready + more
         completions = []

@@ -80,16 +80,24 @@ class Coordinator:
         self.stopping: str | None = None
 
     def _dispatch(self, queue: deque[TrajectorySpec]) -> None:
-        """Submit queued specs whose endpoint has room, preserving order otherwise."""
+        """Submit queued specs whose endpoint has room, preserving order otherwise.
+
+        The scan stops once no endpoint has room: a long queue is not walked on every poll
+        (it was, and cost the driver, which also hosts sim servers, a core under load).
+        """
+        room = {cid: cap - self.dispatcher.in_flight(cid) for cid, cap in self.caps.items()}
+        free = sum(r for r in room.values() if r > 0)
         held: deque[TrajectorySpec] = deque()
-        while queue:
+        while queue and free > 0:
             spec = queue.popleft()
-            if self.dispatcher.in_flight(spec.config_id) < self.caps.get(spec.config_id, 1):
+            if room[spec.config_id] > 0:
                 self.dispatcher.submit(spec)
                 self.sink.event("dispatch", config_id=spec.config_id, row_id=spec.row_id)
+                room[spec.config_id] -= 1
+                free -= 1
             else:
                 held.append(spec)
-        queue.extend(held)
+        queue.extendleft(reversed(held))  # held specs go back in front, in order
 
     def _collect(self, completion: Completion, queue: deque[TrajectorySpec]) -> None:
         spec = completion.spec
@@ -133,6 +141,8 @@ class Coordinator:
 
     def run(self, specs: list[TrajectorySpec]) -> SweepOutcome:
         queue: deque[TrajectorySpec] = deque(specs)
+        # An endpoint missing from `caps` gets one trajectory in flight.
+        self.caps = {**{spec.config_id: 1 for spec in specs}, **self.caps}
         while queue or self.dispatcher.busy():
             self._check_guards()
             if not self.stopping:

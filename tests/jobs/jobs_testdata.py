@@ -48,7 +48,9 @@ def row(
     if "recall" not in extra:
         total = record["checks_total"]
         record["recall"] = None if recall_checks is None else recall_checks / total
-    record.setdefault("row_id", f"{config_id}|{arm}|{record['execution_group']}|{repeat}|{record['attempt']}")
+    record.setdefault(
+        "row_id", f"{config_id}|{arm}|{record['execution_group']}|{repeat}|{record['attempt']}"
+    )
     return record
 
 
@@ -74,11 +76,15 @@ def write_run(
     for index in range(parts):
         chunk = records[index * size : (index + 1) * size]
         if chunk or index == 0:
-            pq.write_table(_table(chunk, schemas.ROWS), run_dir / "rows" / f"part-{index:04d}.parquet")
+            pq.write_table(
+                _table(chunk, schemas.ROWS), run_dir / "rows" / f"part-{index:04d}.parquet"
+            )
     if checks is not None:
         (run_dir / "checks").mkdir(exist_ok=True)
         check_records = [{"run_id": "run-test", **c} for c in checks]
-        pq.write_table(_table(check_records, schemas.CHECKS), run_dir / "checks" / "part-0000.parquet")
+        pq.write_table(
+            _table(check_records, schemas.CHECKS), run_dir / "checks" / "part-0000.parquet"
+        )
     if plan is not None:
         plan_records = [
             {"run_id": "run-test", "execution_group": 0, "status": "done", **p} for p in plan

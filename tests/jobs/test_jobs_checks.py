@@ -14,11 +14,20 @@ from jobs.carrier.run_all import analyze
 from tests.jobs.jobs_testdata import row, write_run
 
 
-def check(row_id: str, passed: bool, present: bool | None = None, outcome: str | None = None,
-          stock: bool = False) -> dict[str, Any]:
+def check(
+    row_id: str,
+    passed: bool,
+    present: bool | None = None,
+    outcome: str | None = None,
+    stock: bool = False,
+) -> dict[str, Any]:
     return {
-        "row_id": row_id, "label": "x", "passed": passed, "present_in_carrier": present,
-        "outcome": outcome or ("passed" if passed else "missing"), "stock_signature": stock,
+        "row_id": row_id,
+        "label": "x",
+        "passed": passed,
+        "present_in_carrier": present,
+        "outcome": outcome or ("passed" if passed else "missing"),
+        "stock_signature": stock,
     }
 
 
@@ -32,11 +41,16 @@ def test_icc_uses_checks_of_valid_final_rows_only(tmp_path: Path) -> None:
         row("A", "j", 3, 2, checks_total=2, row_id="r4", valid=False, invalid_reason="catch_up"),
     ]
     checks = [
-        check("r1", True), check("r1", True),
-        check("r2", True), check("r2", False),
-        check("r3", False), check("r3", False),
-        check("r3-old", True), check("r3-old", True),
-        check("r4", True), check("r4", True),
+        check("r1", True),
+        check("r1", True),
+        check("r2", True),
+        check("r2", False),
+        check("r3", False),
+        check("r3", False),
+        check("r3-old", True),
+        check("r3-old", True),
+        check("r4", True),
+        check("r4", True),
     ]
     write_run(tmp_path, rows, checks=checks)
     analyze(tmp_path, contrasts=["q_vs_j"], bootstrap_resamples=10)
@@ -60,10 +74,14 @@ def audit_run(tmp_path: Path) -> Path:
         row("A", "q", 1, 0, checks_total=2, row_id="r4"),
     ]
     checks = [
-        check("r1", True, True), check("r1", False, True),  # carrier held one, answer missed
-        check("r2", True, False), check("r2", False, False),  # answered one absent from carrier
-        check("r3", True, True), check("r3", True, True),  # agree
-        check("r4", False, None), check("r4", False, None),  # presence not recorded
+        check("r1", True, True),
+        check("r1", False, True),  # carrier held one, answer missed
+        check("r2", True, False),
+        check("r2", False, False),  # answered one absent from carrier
+        check("r3", True, True),
+        check("r3", True, True),  # agree
+        check("r4", False, None),
+        check("r4", False, None),  # presence not recorded
     ]
     return write_run(tmp_path, rows, checks=checks)
 
@@ -82,9 +100,20 @@ def test_carrier_audit_counts_both_discrepancies_over_audited_rows(tmp_path: Pat
             "checks_answered_absent_from_carrier": [1, 0],
         },
         schema_overrides={"valid_rows": pl.Int64},
-    ).cast({c: pl.Int64 for c in ("valid_rows", "audited_rows", "rows_counts_agree",
-            "rows_carrier_held_answer_missed", "rows_answered_absent_from_carrier",
-            "checks_carrier_held_answer_missed", "checks_answered_absent_from_carrier")})
+    ).cast(
+        {
+            c: pl.Int64
+            for c in (
+                "valid_rows",
+                "audited_rows",
+                "rows_counts_agree",
+                "rows_carrier_held_answer_missed",
+                "rows_answered_absent_from_carrier",
+                "checks_carrier_held_answer_missed",
+                "checks_answered_absent_from_carrier",
+            )
+        }
+    )
     got = pl.read_parquet(tmp_path / "analysis" / "carrier_audit.parquet")
     assert_frame_equal(got, expected)
 
@@ -99,10 +128,14 @@ def test_failing_answers_are_abstaining_before_fabricating_before_missing(tmp_pa
         row("A", "q", 0, 0, checks_total=2, row_id="no-checks"),
     ]
     checks = [
-        check("abstain-flag", False), check("abstain-flag", False),
-        check("fabricate", False, outcome="fabrication", stock=True), check("fabricate", False),
-        check("missing", False), check("missing", False),
-        check("passes", True), check("passes", True),
+        check("abstain-flag", False),
+        check("abstain-flag", False),
+        check("fabricate", False, outcome="fabrication", stock=True),
+        check("fabricate", False),
+        check("missing", False),
+        check("missing", False),
+        check("passes", True),
+        check("passes", True),
         check("abstain-check", False, outcome="abstention"),
         check("abstain-check", False, outcome="fabrication"),
     ]
@@ -119,8 +152,20 @@ def test_failing_answers_are_abstaining_before_fabricating_before_missing(tmp_pa
             "unclassified": [0, 1],
             "stock_signature_rows": [1, 0],
         },
-    ).cast({c: pl.Int64 for c in ("valid_rows", "failing_rows", "fabricating", "abstaining",
-                                  "missing", "unclassified", "stock_signature_rows")})
+    ).cast(
+        {
+            c: pl.Int64
+            for c in (
+                "valid_rows",
+                "failing_rows",
+                "fabricating",
+                "abstaining",
+                "missing",
+                "unclassified",
+                "stock_signature_rows",
+            )
+        }
+    )
     assert_frame_equal(pl.read_parquet(tmp_path / "analysis" / "answers.parquet"), expected)
 
 
@@ -132,7 +177,9 @@ def test_without_checks_answers_fall_back_to_the_row_abstention_flag(tmp_path: P
         row("A", "q", 1, 14),
     ]
     analyze(write_run(tmp_path, rows), contrasts=["q_vs_j"], bootstrap_resamples=10)
-    answers = pl.read_parquet(tmp_path / "analysis" / "answers.parquet").filter(pl.col("arm") == "j")
+    answers = pl.read_parquet(tmp_path / "analysis" / "answers.parquet").filter(
+        pl.col("arm") == "j"
+    )
     assert answers.select("failing_rows", "abstaining", "unclassified").row(0) == (2, 1, 1)
     audit = pl.read_parquet(tmp_path / "analysis" / "carrier_audit.parquet")
     assert audit.get_column("audited_rows").to_list() == [0, 0]

@@ -15,8 +15,9 @@ from tests.jobs.jobs_testdata import row, write_run
 def run_dir(tmp_path: Path) -> Path:
     rows = [row("A", arm, rep, checks) for rep in (0, 1) for arm, checks in (("j", 0), ("q", 14))]
     checks = [{"row_id": r["row_id"], "label": "x", "passed": False} for r in rows]
-    manifest = {"config": {"analysis": {"contrasts": ["q_vs_j"],
-                                        "bootstrap": {"seed": 3, "resamples": 20}}}}
+    manifest = {
+        "config": {"analysis": {"contrasts": ["q_vs_j"], "bootstrap": {"seed": 3, "resamples": 20}}}
+    }
     return write_run(tmp_path / "run", rows, checks=checks, manifest=manifest)
 
 

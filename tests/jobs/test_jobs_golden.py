@@ -40,8 +40,18 @@ def golden_rows() -> list[dict[str, Any]]:
         row("A", "q", 0, 14, headings_carried=5, **a),
         row("A", "j", 1, 7, fill=0.7, headings_carried=5, parse_failures=2, **a),
         row("A", "q", 1, 7, headings_carried=5, **a),
-        row("A", "j", 2, None, attempt=1, valid=False, invalid_reason="transport",
-            retryable=True, fill=0.99, **a),
+        row(
+            "A",
+            "j",
+            2,
+            None,
+            attempt=1,
+            valid=False,
+            invalid_reason="transport",
+            retryable=True,
+            fill=0.99,
+            **a,
+        ),
         row("A", "j", 2, 14, attempt=2, fill=0.9, headings_carried=5, **a),
         row("A", "q", 2, 0, headings_carried=5, **a),
         row("A", "j", 3, 14, fill=0.3, headings_carried=0, **a),
@@ -51,8 +61,17 @@ def golden_rows() -> list[dict[str, Any]]:
         row("B", "j", 0, 7, execution_group=1, **b),
         row("B", "q", 0, 14, execution_group=1, **b),
         row("B", "j", 1, 14, execution_group=1, attempt=1, **b),
-        row("B", "j", 1, None, execution_group=1, attempt=2, valid=False,
-            invalid_reason="schema_nonconforming", **b),
+        row(
+            "B",
+            "j",
+            1,
+            None,
+            execution_group=1,
+            attempt=2,
+            valid=False,
+            invalid_reason="schema_nonconforming",
+            **b,
+        ),
         row("B", "q", 1, 14, execution_group=1, **b),
         row("C", "j", 0, 14, **c),
         row("C", "q", 0, 7, **c),
@@ -74,7 +93,9 @@ def golden_plan() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run_dir = write_run(tmp_path_factory.mktemp("golden"), golden_rows(), plan=golden_plan(), parts=2)
+    run_dir = write_run(
+        tmp_path_factory.mktemp("golden"), golden_rows(), plan=golden_plan(), parts=2
+    )
     analyze(run_dir, contrasts=["q_vs_j"], bootstrap_resamples=500)
     return run_dir / "analysis"
 
@@ -103,9 +124,20 @@ def test_recall_table_counts_final_attempts_and_invalid_reasons(golden: Path) ->
             "invalid_catch_up": [0, 1, 0, 0, 0, 0],
             "invalid_schema_nonconforming": [0, 0, 1, 0, 0, 0],
         },
-        schema_overrides={c: pl.Int64 for c in ("final_rows", "valid_rows", "invalid_rows",
-                          "rows_half", "rows_full", "parse_failure_rows", "parse_failures",
-                          "invalid_catch_up", "invalid_schema_nonconforming")},
+        schema_overrides={
+            c: pl.Int64
+            for c in (
+                "final_rows",
+                "valid_rows",
+                "invalid_rows",
+                "rows_half",
+                "rows_full",
+                "parse_failure_rows",
+                "parse_failures",
+                "invalid_catch_up",
+                "invalid_schema_nonconforming",
+            )
+        },
     )
     got = pl.read_parquet(golden / "recall_by_config_arm.parquet")
     assert_frame_equal(got, expected, check_exact=False, abs_tol=1e-12)
@@ -134,9 +166,21 @@ def test_panel_summary_of_three_configs(golden: Path) -> None:
     panel = load_json(golden / "panel_q_vs_j.json")
     half = T_0975_DF2 * 0.5 / math.sqrt(3)
     assert list(panel) == [
-        "configs", "mean", "median", "iqr", "range", "positive", "negative", "zero",
-        "loo_range", "t_interval", "family_mean", "lofo_range", "planned_bounds",
-        "bootstrap_interval", "sensitivity",
+        "configs",
+        "mean",
+        "median",
+        "iqr",
+        "range",
+        "positive",
+        "negative",
+        "zero",
+        "loo_range",
+        "t_interval",
+        "family_mean",
+        "lofo_range",
+        "planned_bounds",
+        "bootstrap_interval",
+        "sensitivity",
     ]
     assert panel["configs"] == 3
     assert panel["mean"] == pytest.approx(0.0, abs=1e-12)
@@ -209,8 +253,14 @@ def test_headings_association_removes_cell_means(golden: Path) -> None:
     # pooled over the 7 rows with headings: Sxy 5/7, Sxx 250/7, Syy 17/14
     assert headings["pooled_rows"] == 7
     assert headings["pooled_r"] == pytest.approx((5 / 7) / math.sqrt(250 / 7 * 17 / 14))
-    assert headings["by_arm"] == {"j": {"cells": 1, "rows": 4, "slope": pytest.approx(0.05),
-                                        "residual_r": pytest.approx(headings["residual_r"])}}
+    assert headings["by_arm"] == {
+        "j": {
+            "cells": 1,
+            "rows": 4,
+            "slope": pytest.approx(0.05),
+            "residual_r": pytest.approx(headings["residual_r"]),
+        }
+    }
 
 
 def test_dependence_without_checks_falls_back_to_row_counts(golden: Path) -> None:

@@ -46,11 +46,25 @@ def test_contrasts_default_to_the_manifest_analysis_section(tmp_path: Path) -> N
 def test_rows_only_run_writes_every_output_with_nulls_for_missing_inputs(tmp_path: Path) -> None:
     summary = analyze(write_run(tmp_path, jq_rows()), contrasts=["q_vs_j"], bootstrap_resamples=10)
     names = set(summary.outputs)
-    assert {"recall_by_config_arm.parquet", "paired_q_vs_j.parquet", "panel_q_vs_j.json",
-            "threshold_q_vs_j.parquet", "dependence.json", "fill.parquet", "fill.json",
-            "headings.json", "carrier_audit.parquet", "answers.parquet"} <= names
-    assert set(summary.absent_tables) == {"checks", "folds", "events", "plan.parquet",
-                                          "manifest.json"}
+    assert {
+        "recall_by_config_arm.parquet",
+        "paired_q_vs_j.parquet",
+        "panel_q_vs_j.json",
+        "threshold_q_vs_j.parquet",
+        "dependence.json",
+        "fill.parquet",
+        "fill.json",
+        "headings.json",
+        "carrier_audit.parquet",
+        "answers.parquet",
+    } <= names
+    assert set(summary.absent_tables) == {
+        "checks",
+        "folds",
+        "events",
+        "plan.parquet",
+        "manifest.json",
+    }
     panel = json.loads((tmp_path / "analysis" / "panel_q_vs_j.json").read_text())
     assert panel["planned_bounds"] is None
     assert summary.report is not None and summary.report.is_file()
@@ -130,3 +144,31 @@ def test_malformed_contrast_name_is_a_user_error(tmp_path: Path) -> None:
 
     with pytest.raises(ContrastError, match="not of the form"):
         analyze(write_run(tmp_path, jq_rows()), contrasts=["q-j"])
+
+
+def test_contrast_between_two_floors_is_labelled_as_such(tmp_path: Path) -> None:
+    analyze(write_run(tmp_path, jq_rows(j=0, q=1)), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    report = (tmp_path / "analysis" / "report.md").read_text(encoding="utf-8")
+    assert "Both j and q recall near zero in every configuration" in report
+
+
+def test_duplicate_final_attempts_keep_the_largest_row_id(tmp_path: Path) -> None:
+    rows = [
+        row("A", "j", 0, 0, row_id="a-first"),
+        row("A", "j", 0, 14, row_id="b-second"),
+        row("A", "q", 0, 14, row_id="c"),
+    ]
+    summary = analyze(write_run(tmp_path, rows), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    assert summary.final_rows == 2
+    paired = pl.read_parquet(tmp_path / "analysis" / "paired_q_vs_j.parquet")
+    assert paired.get_column("mean_a").to_list() == [1.0]
+
+
+def test_rerun_with_fewer_contrasts_removes_their_stale_outputs(tmp_path: Path) -> None:
+    run_dir = write_run(tmp_path, jq_rows())
+    analyze(run_dir, contrasts=["q_vs_j", "j_vs_q"], bootstrap_resamples=10)
+    assert (run_dir / "analysis" / "panel_j_vs_q.json").is_file()
+    analyze(run_dir, contrasts=["q_vs_j"], bootstrap_resamples=10)
+    assert not (run_dir / "analysis" / "panel_j_vs_q.json").exists()
+    assert not (run_dir / "analysis" / "forest_j_vs_q.png").exists()
+    assert (run_dir / "analysis" / "panel_q_vs_j.json").is_file()

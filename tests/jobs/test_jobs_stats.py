@@ -120,3 +120,8 @@ def test_bootstrap_interval_is_reproducible_for_a_seed_and_brackets_the_mean() -
 def test_bootstrap_of_identical_values_is_degenerate() -> None:
     assert stats.bootstrap_mean_interval([0.25] * 4, seed=1, resamples=50) == (0.25, 0.25)
     assert stats.bootstrap_mean_interval([], seed=1, resamples=50) is None
+
+
+def test_mcnemar_handles_thousands_of_discordant_pairs() -> None:
+    assert stats.mcnemar_exact_p(1500, 1500) == 1.0
+    assert stats.mcnemar_exact_p(3000, 0) == 0.0

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from tests.jobs.jobs_testdata import write_run
-from tests.jobs.table3_data import ROUNDING_EXCEPTIONS, TABLE3, table3_rows
 
 from jobs.carrier.run_all import analyze
+from tests.jobs.jobs_testdata import write_run
+from tests.jobs.table3_data import ROUNDING_EXCEPTIONS, TABLE3, table3_rows
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,51 @@
+"""Smoke test of the sweep benchmarks: each runs end to end with tiny parameters and ends
+with the last line its docs promise (the figures themselves are not asserted: see
+docs/benchmarks.md for measured runs)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+CASES = {
+    "bench_throughput.py": (
+        ["--configs", "2", "--concurrency", "3", "--repeats", "1", "--raw-seconds", "1"],
+        r"ratio_vs_raw=\d+\.\d+",
+    ),
+    "bench_ratelimit.py": (
+        ["--configs", "2", "--rpm", "600", "--window", "2", "--warmup", "1"],
+        r"max_deviation=\d+\.\d+ server_429=\d+",
+    ),
+    "bench_memory.py": (
+        ["--configs", "2", "--concurrency", "3", "--repeats", "2", "--latency", "0.01"],
+        r"peak_rss_mb=\d+\.\d+",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+@pytest.mark.parametrize("script", sorted(CASES))
+def test_benchmark_runs_and_ends_with_its_figure_line(script: str) -> None:
+    args, last_line = CASES[script]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.update(RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / script), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert re.fullmatch(last_line, lines[-1]), lines[-5:]

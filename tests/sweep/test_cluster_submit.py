@@ -1,0 +1,129 @@
+"""A two-node loopback Ray cluster runs a submitted sim sweep (marked ray: CI runs it)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def cluster_env() -> dict[str, str]:
+    env = dict(os.environ)
+    bindir = str(Path(sys.executable).parent)
+    env.update(
+        PATH=f"{bindir}:{env.get('PATH', '')}",
+        RAY_USAGE_STATS_ENABLED="0",
+        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+        RAY_AUTH_MODE="disabled",
+        PYTHON=sys.executable,
+    )
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def ray_cli(*args: str, env: dict[str, str]) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "ray.scripts.scripts", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+@pytest.fixture
+def cluster() -> Iterator[tuple[str, dict[str, str]]]:
+    """Head + worker node with node IP 127.0.0.1, stopped by their own PIDs (never `ray stop`).
+
+    `ray start` refuses a second node unless RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=1; with it, and
+    --node-ip-address=127.0.0.1 on both nodes, they talk over loopback.
+    """
+    temp = Path(tempfile.mkdtemp(prefix="rayfs", dir="/tmp"))
+    env = {**cluster_env(), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+    gcs, dash = free_port(), free_port()
+    common = ["--node-ip-address=127.0.0.1", f"--temp-dir={temp}", "--disable-usage-stats"]
+    try:
+        ray_cli(
+            "start",
+            "--head",
+            f"--port={gcs}",
+            "--dashboard-host=127.0.0.1",
+            f"--dashboard-port={dash}",
+            "--num-cpus=1",
+            *common,
+            env=env,
+        )
+        ray_cli(
+            "start",
+            f"--address=127.0.0.1:{gcs}",
+            "--num-cpus=1",
+            '--resources={"worker": 1}',
+            *common,
+            env=env,
+        )
+        yield f"http://127.0.0.1:{dash}", env
+    finally:
+        _kill_processes_under(temp)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _kill_processes_under(temp: Path) -> None:
+    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if str(temp) in args and int(pid) != os.getpid():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
+
+def test_submitted_sim_sweep_completes_on_a_two_node_cluster(
+    cluster: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    address, env = cluster
+    out_dir = tmp_path / "runs"
+    command = [
+        str(ROOT / "scripts" / "submit"),
+        "--address",
+        address,
+        "--",
+        "+panel=sim",
+        "sim.configs=2",
+        "arms=[j,q]",
+        "repeats=1",
+        f"out_dir={out_dir}",
+    ]
+    for _ in range(20):  # the job agent comes up a few seconds after the nodes
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        if "No available agent" not in done.stderr:
+            break
+        time.sleep(3)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (run_dir,) = list(out_dir.iterdir())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert manifest["counts"]["planned"] == 4 and manifest["counts"]["valid"] == 4
+    assert (run_dir / "analysis" / "report.md").read_text().startswith("SIMULATED")
