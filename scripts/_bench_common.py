@@ -7,7 +7,9 @@ Decisions:
   and actor processes (grandchildren of the driver) are counted while they live.
 - The sweep runs in a subprocess calling `run_sweep(overrides, analyze=False)`: the same code
   path as `python -m pipeline sweep`, without analysis, and its process tree is sampled apart
-  from the benchmark's own.
+  from the benchmark's own. It stays in the benchmark's session on purpose: Linux autogroup
+  scheduling shares the CPU between sessions, so a baseline and a sweep in different sessions
+  would get different CPU shares on a busy machine.
 - The pipeline's window is the coordinator's own: first `dispatch` event to last `complete`
   event (Ray startup, probes and writing the manifest are outside it).
 """
@@ -190,11 +192,13 @@ def run_sweep_subprocess(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        start_new_session=True,
     ) as proc:
         sampler = TreeSampler([proc.pid], every_s=every_s, pss=pss).start()
         try:
             out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # the driver; its Ray processes exit with it
+            raise
         finally:
             sampler.stop()
     if proc.returncode != 0:

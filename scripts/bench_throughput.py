@@ -157,6 +157,8 @@ def run_raw(args: argparse.Namespace, out_dir: Path) -> tuple[RawResult, float, 
         f"request bodies: {len(sizes)} recorded, {min(sizes)}-{max(sizes)} bytes, "
         f"mean {sum(sizes) / len(sizes):.0f}"
     )
+    by_name = sampler.cpu_by_name(result.started, result.finished)
+    print("raw CPU s by process: " + ", ".join(f"{k}={v:.1f}" for k, v in by_name.items()))
     return result, sampler.cpu_between(result.started, result.finished), served
 
 

@@ -42,7 +42,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("handle", re.compile(r"(?<![\w.])@[A-Za-z][\w.-]*[A-Za-z0-9]")),
     ("tag", re.compile(r"\bv\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]*[0-9A-Za-z])?\b")),
     ("host", re.compile(r"\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]\b")),
-    ("port", re.compile(r"(?<=:)\d{2,5}\b|(?<=\bport )\d{2,5}\b|(?<=\bport=)\d{2,5}\b")),
+    # after a host (letter or ']' before ':'), never inside a clock time such as 15:48:17
+    ("port", re.compile(r"(?<=[A-Za-z\]]:)\d{2,5}\b|(?<=\bport )\d{2,5}\b|(?<=\bport=)\d{2,5}\b")),
     ("id", re.compile(r"\b[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+\b")),
 )
 

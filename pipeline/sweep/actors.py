@@ -5,11 +5,18 @@ policy (state in exactly one place). Calls are coarse: one Ray call per trajecto
 A crashed actor is restarted by Ray (`max_restarts=-1`) but its in-flight calls are not
 retried by Ray (`max_task_retries=0`): the coordinator turns them into `worker_lost`
 infrastructure attempts, so the retry decision stays with the validity rule.
+
+After a lost call the dispatcher holds that endpoint's trajectories until the restarted actor
+answers a ping: re-queued attempts sent during the restart would fail at once
+(ActorUnavailableError) and burn the trajectory's attempt budget in seconds (found by
+tests/reliability/test_actor_crash.py).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import time
 from typing import Any
 
 import ray
@@ -18,6 +25,8 @@ from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 from pipeline.sweep.coordinator import Completion
 from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
+
+RESTART_PING_S = 0.5  # how often a restarting actor is pinged
 
 LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
@@ -69,6 +78,9 @@ class RayDispatcher:
         self.workers = workers
         self.refs: dict[Any, TrajectorySpec] = {}
         self.counts: dict[str, int] = {}
+        # config_id -> outstanding ping (None: the next ping is due at ping_due[config_id])
+        self.restarting: dict[str, Any | None] = {}
+        self.ping_due: dict[str, float] = {}
 
     def submit(self, spec: TrajectorySpec) -> None:
         ref = self.workers[spec.config_id].run.remote(spec)
@@ -76,29 +88,61 @@ class RayDispatcher:
         self.counts[spec.config_id] = self.counts.get(spec.config_id, 0) + 1
 
     def in_flight(self, config_id: str) -> int:
+        if config_id in self.restarting:
+            return sys.maxsize  # full until the restarted actor answers a ping
         return self.counts.get(config_id, 0)
 
     def busy(self) -> bool:
         return bool(self.refs)
 
+    def _send_due_pings(self) -> None:
+        now = time.monotonic()
+        for config_id, ping in self.restarting.items():
+            if ping is None and now >= self.ping_due[config_id]:
+                self.restarting[config_id] = self.workers[config_id].pid.remote()
+
+    def _settle_pings(self, ready: set[Any]) -> None:
+        for config_id, ping in list(self.restarting.items()):
+            if ping is None or ping not in ready:
+                continue
+            try:
+                ray.get(ping)
+            except (RayActorError, WorkerCrashedError):
+                self.restarting[config_id] = None
+                self.ping_due[config_id] = time.monotonic() + RESTART_PING_S
+            else:
+                del self.restarting[config_id]
+
+    def _lost(self, config_id: str) -> None:
+        if config_id not in self.restarting:
+            self.restarting[config_id] = None
+            self.ping_due[config_id] = time.monotonic() + RESTART_PING_S
+
     def poll(self, timeout_s: float) -> list[Completion]:
-        if not self.refs:
+        self._send_due_pings()
+        waitable = [*self.refs, *(p for p in self.restarting.values() if p is not None)]
+        if not waitable:
+            if self.restarting:  # only pings that are not due yet: do not spin
+                time.sleep(min(timeout_s, RESTART_PING_S))
             return []
-        refs = list(self.refs)
-        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout_s)
+        ready, _ = ray.wait(waitable, num_returns=1, timeout=timeout_s)
         if ready:
             first = set(ready)
-            rest = [r for r in refs if r not in first]
+            rest = [r for r in waitable if r not in first]
             more, _ = ray.wait(rest, num_returns=len(rest), timeout=0) if rest else ([], [])
             ready = ready + more
+        self._settle_pings(set(ready))
         completions = []
         for ref in ready:
-            spec = self.refs.pop(ref)
+            spec = self.refs.pop(ref, None)
+            if spec is None:  # a ping, settled above
+                continue
             self.counts[spec.config_id] -= 1
             try:
                 completions.append(Completion(spec, ray.get(ref)))
             except (RayActorError, WorkerCrashedError) as exc:
                 completions.append(Completion(spec, None, f"{type(exc).__name__}"))
+                self._lost(spec.config_id)
             except RayTaskError as exc:
                 # A bug inside the worker: crash loudly rather than record it as data.
                 raise exc.as_instanceof_cause() from None  # type: ignore[no-untyped-call]

@@ -140,9 +140,29 @@ class Coordinator:
             self.sink.event(self.stopping, cost_usd=round(self.cost, 6), requests=self.requests)
 
     def run(self, specs: list[TrajectorySpec]) -> SweepOutcome:
+        """Run until every spec is final or a guard stops dispatching.
+
+        A second interrupt (KeyboardInterrupt) abandons attempts in flight: they are not
+        written, so a resume runs them again; everything already collected is flushed.
+        """
         queue: deque[TrajectorySpec] = deque(specs)
         # An endpoint missing from `caps` gets one trajectory in flight.
         self.caps = {**{spec.config_id: 1 for spec in specs}, **self.caps}
+        try:
+            self._loop(queue)
+        except KeyboardInterrupt:
+            self.stopping = "stopped"
+            self.sink.event("aborted", cost_usd=round(self.cost, 6), requests=self.requests)
+        self.sink.flush()
+        return SweepOutcome(
+            status=self.stopping or "completed",
+            not_dispatched=tuple(queue),
+            cost_usd=self.cost,
+            requests=self.requests,
+            attempts=self.attempts,
+        )
+
+    def _loop(self, queue: deque[TrajectorySpec]) -> None:
         while queue or self.dispatcher.busy():
             self._check_guards()
             if not self.stopping:
@@ -155,15 +175,6 @@ class Coordinator:
             self.sink.maybe_flush()
             if self.progress:
                 self.progress.refresh(cost_usd=self.cost, requests=self.requests)
-        self.sink.flush()
-        status = self.stopping or "completed"
-        return SweepOutcome(
-            status=status,
-            not_dispatched=tuple(queue),
-            cost_usd=self.cost,
-            requests=self.requests,
-            attempts=self.attempts,
-        )
 
 
 def wall_clock() -> float:

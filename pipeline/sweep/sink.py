@@ -37,7 +37,7 @@ class Sink:
         run_dir: Path,
         run_id: str,
         *,
-        max_rows: int = 200,
+        max_rows: int = 1000,
         max_age_s: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

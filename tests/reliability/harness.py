@@ -152,7 +152,9 @@ class SweepHarness:
 
 def tree_digest(root: Path) -> dict[str, bytes]:
     """Every file under `root` with its bytes: equal digests mean nothing was written."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def files_containing(root: Path, needle: bytes) -> list[Path]:

@@ -69,6 +69,9 @@ def test_killed_endpoint_worker_requeues_in_flight_trajectories_and_sweep_comple
     finals = run.finals()
     for row in lost:
         assert row["retryable"] and not row["valid"]
+        # One crash costs a trajectory one attempt: re-queued attempts wait for the restart
+        # instead of failing against the restarting actor (regression: they burned 2 of 3).
+        assert row["attempt"] == 0, row["row_id"]
         assert finals[key_of(row)]["attempt"] > row["attempt"], f"{row['row_id']} not re-queued"
     assert run.manifest.status == "completed"
     assert run.manifest.counts is not None

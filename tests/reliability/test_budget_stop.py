@@ -68,12 +68,12 @@ def test_budget_stops_cleanly_then_a_resume_with_more_budget_completes(
     served = {cid: c["requests"] for cid, c in stopped.manifest.sim_counters.items()}
     paid = requests_by_config(stopped.rows) + probe_requests(stopped)
     assert served == dict(paid), "a request the server answered is in no written row"
-    print(f"budget stop: ${spent:.3f} spent of ${BUDGET_USD}, {len(written)} trajectories written, "
-          f"{counts.not_run['budget_exhausted']} not run")
-
-    second = harness.run(
-        [f"resume={first.run_dir}", "budget.usd=100"], timeout_s=SWEEP_TIMEOUT_S
+    print(
+        f"budget stop: ${spent:.3f} spent of ${BUDGET_USD}, {len(written)} trajectories written, "
+        f"{counts.not_run['budget_exhausted']} not run"
     )
+
+    second = harness.run([f"resume={first.run_dir}", "budget.usd=100"], timeout_s=SWEEP_TIMEOUT_S)
     assert second.returncode == 0, second.stderr[-3000:]
     done = view(first.run_dir)
     assert done.manifest.status == "completed"

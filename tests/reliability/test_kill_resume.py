@@ -115,8 +115,10 @@ def test_repeated_sigkill_and_resume_ends_with_the_unbroken_runs_keys(
     final = harness.run([f"resume={run_dir}"], timeout_s=SWEEP_TIMEOUT_S)
     assert final.returncode == 0, final.stderr[-3000:]
     assert run_dir is not None
-    print(f"final resume: {final.wall_s:.1f}s; rounds that committed rows: "
-          f"{sum(r.rows_parts_after > r.rows_parts_before for r in rounds)}/{ROUNDS}")
+    print(
+        f"final resume: {final.wall_s:.1f}s; rounds that committed rows: "
+        f"{sum(r.rows_parts_after > r.rows_parts_before for r in rounds)}/{ROUNDS}"
+    )
 
     assert sum(r.leftovers for r in rounds) == 0, "processes outlived a killed sweep"
     assert sum(r.rows_parts_after > r.rows_parts_before for r in rounds) >= 3
