@@ -77,6 +77,9 @@ def render_report(run_dir: Path) -> Path:
     headings = io.read_json(out / "headings.json")
     if headings is not None:
         lines += sections.headings_section(headings)
+    kept = io.read_parquet(out / "carrier_retention.parquet")
+    if kept is not None:
+        lines += sections.retention_section(kept)
     audit = io.read_parquet(out / "carrier_audit.parquet")
     if audit is not None:
         lines += sections.audit_section(audit)

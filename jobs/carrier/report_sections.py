@@ -275,6 +275,32 @@ def headings_section(headings: dict[str, Any]) -> list[str]:
     return lines
 
 
+def retention_section(kept: pl.DataFrame) -> list[str]:
+    if kept.is_empty():
+        return []
+    rows = [
+        [
+            str(r["config_id"]),
+            str(r["arm"]),
+            str(r["audited_rows"]),
+            plain(r["mean_retention"]),
+            plain(r["mean_recall"]),
+        ]
+        for r in kept.iter_rows(named=True)
+    ]
+    return [
+        "## What the final carriers held",
+        "",
+        "Denominator: audited rows (valid final rows whose every check records carrier "
+        "presence). Retention is the share of graded values present as whole tokens in the "
+        "final carrier; where it exceeds recall, the answer turn lost values the carrier still "
+        "held (paper §4.10).",
+        "",
+        *table(["config", "arm", "audited rows", "mean retention", "mean recall"], rows),
+        "",
+    ]
+
+
 def audit_section(audit: pl.DataFrame) -> list[str]:
     if audit.is_empty() or not audit.get_column("audited_rows").sum():
         return ["## Carrier audit", "", "No audited rows (checks without carrier presence).", ""]

@@ -26,6 +26,7 @@ from jobs.carrier import (
     paired,
     panel,
     planned,
+    retention,
     row_checks,
     thresholds,
 )
@@ -133,6 +134,9 @@ def _run_check_jobs(final: pl.LazyFrame, checks: pl.LazyFrame | None, out: Path)
     return [
         io.write_json(dependence_json, out / "dependence.json"),
         io.write_parquet(audit.carrier_audit(with_checks), out / "carrier_audit.parquet"),
+        io.write_parquet(
+            retention.carrier_retention(with_checks), out / "carrier_retention.parquet"
+        ),
         io.write_parquet(answers.answers_by_arm(with_checks), out / "answers.parquet"),
     ]
 
