@@ -1,0 +1,52 @@
+"""End to end on the embedded default: real llama.cpp servers, real tiny models, real HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.local_model, pytest.mark.ray, pytest.mark.slow]
+
+
+def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_path: Path) -> None:
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "sweep",
+            "arms=[x]",
+            "repeats=1",
+            f"out_dir={tmp_path}",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_dir = Path(done.stdout.strip().splitlines()[-1])
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert manifest["counts"]["planned"] == 2
+    rows = pq.read_table(run_dir / "rows").to_pylist()
+    assert {r["config_id"] for r in rows if r["valid"]} == {
+        "local-smollm2-135m-q4_1",
+        "local-gemma3-270m-base-q4_k_m",
+    }
+    assert not any(r["simulated"] for r in rows)
+    assert all(r["folds"] == 3 and r["answer_text"] is not None for r in rows)
+    assert all("## Ledger" in r["final_carrier"] for r in rows)  # the hybrid arm's ledger
+    report = (run_dir / "analysis" / "report.md").read_text()
+    assert not report.startswith("SIMULATED")
