@@ -28,7 +28,7 @@ from pipeline.carrier.carrier import (
     count_headings,
 )
 from pipeline.carrier.chat import ChatClient, ChatMessage, ChatRequest, ChatResponse
-from pipeline.carrier.grade import Grade, grade
+from pipeline.carrier.grade import ExpectedFact, Grade, grade
 from pipeline.carrier.prompts import RECALL_SYSTEM_PROMPT, fold_message, recall_message
 from pipeline.carrier.tokens import estimate_tokens
 from pipeline.endpoints.errors import EndpointError, InfrastructureFault, RequestRejected
@@ -39,15 +39,6 @@ RECALL_MAX_TOKENS = 700
 class ChunkLike(Protocol):
     @property
     def index(self) -> int: ...
-
-
-class GradedLike(Protocol):
-    @property
-    def label(self) -> str: ...
-    @property
-    def value(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -105,7 +96,7 @@ class TrajectoryInputs:
     chunks: Sequence[ChunkLike]
     render_chunk: Callable[[Any], str]  # called with items of `chunks`
     chunk_messages: Callable[[Any], list[tuple[str, str]]]
-    graded: Sequence[GradedLike]
+    graded: Sequence[ExpectedFact]
     temperature: float = 0.0
     seed: int | None = None
 

@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from pipeline.commands.args import CommandParser
 from pipeline.usererror import UserError
 
 
-class _Parser(argparse.ArgumentParser):
-    """Argument errors become a UserError, so the CLI prints one line like every other."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"analyze: {message}")
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m pipeline analyze", description=__doc__.splitlines()[0])
+    parser = CommandParser("analyze", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a run directory with rows/ parts")
     parser.add_argument("--contrasts", help="comma-separated <b>_vs_<a> names")
     parser.add_argument("--bootstrap-seed", type=int, help="bootstrap seed (default 166)")

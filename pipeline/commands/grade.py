@@ -14,21 +14,15 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from pipeline.carrier.grade import ExpectedFact, Grade, grade
+from pipeline.commands.args import CommandParser
 from pipeline.usererror import UserError
 
 
-class _Parser(argparse.ArgumentParser):
-    """Argument errors become a UserError, so the CLI prints one line like every other."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"grade: {message}")
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m pipeline grade", description=__doc__.splitlines()[0])
+    parser = CommandParser("grade", description=__doc__.splitlines()[0])
     parser.add_argument("--fixture", required=True, type=Path, help="fixture JSON file")
     parser.add_argument("--answer", required=True, type=Path, help="recall answer text file")
     parser.add_argument("--carrier", type=Path, help="final carrier text file (audit)")

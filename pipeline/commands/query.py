@@ -9,22 +9,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 import polars as pl
 
+from pipeline.commands.args import CommandParser
 from pipeline.usererror import UserError
 
 
-class _Parser(argparse.ArgumentParser):
-    """Argument errors become a UserError, so the CLI prints one line like every other."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"query: {message}")
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m pipeline query", description=__doc__.splitlines()[0])
+    parser = CommandParser("query", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a run directory")
     parser.add_argument("sql", help="a Polars SQL query over rows, checks, folds, events, plan")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")

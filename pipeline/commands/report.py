@@ -6,22 +6,13 @@ the analysis runs first (with the manifest's or the default settings).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from typing import NoReturn
 
-from pipeline.usererror import UserError
-
-
-class _Parser(argparse.ArgumentParser):
-    """Argument errors become a UserError, so the CLI prints one line like every other."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"report: {message}")
+from pipeline.commands.args import CommandParser
 
 
 def main(argv: list[str]) -> int:
-    parser = _Parser(prog="python -m pipeline report", description=__doc__.splitlines()[0])
+    parser = CommandParser("report", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a run directory with rows/ parts")
     args = parser.parse_args(argv)
     from jobs.carrier.report import write_report

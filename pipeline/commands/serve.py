@@ -19,10 +19,10 @@ import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import NoReturn
 
 from omegaconf import OmegaConf
 
+from pipeline.commands.args import CommandParser
 from pipeline.config.load import available, conf_dir
 from pipeline.config.schema import ScenarioConfig
 from pipeline.config.strict import build
@@ -33,15 +33,8 @@ from pipeline.usererror import UserError
 _USAGE = "usage: python -m pipeline serve sim|local [options]  (serve sim --help for options)"
 
 
-class _Parser(argparse.ArgumentParser):
-    """Argument errors become a UserError, so the CLI prints one line like every other."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"serve sim: {message}")
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m pipeline serve sim", description="simulated endpoints")
+    p = CommandParser("serve", description="simulated endpoints")
     p.add_argument("--port", type=int, default=0, help="first port; 0 = free ports")
     p.add_argument("--configs", type=int, default=1, help="simulated configurations")
     p.add_argument("--latency-s", type=float, default=0.0, help="added per reply")
@@ -65,7 +58,7 @@ def main(argv: list[str]) -> int:
     kind, rest = argv[0], argv[1:]
     if kind == "local":
         # lazy: the local-model module and its optional dependencies load only when asked
-        from pipeline.endpoints.local import serve_main  # noqa: PLC0415
+        from pipeline.endpoints.local import serve_main
 
         code: int = serve_main(rest)
         return code
@@ -116,7 +109,7 @@ def _api_key(variable: str | None) -> str | None:
 def _planted_facts(scenario: str, seed: int) -> Sequence[FactLike]:
     """The fixture's planted facts: the pseudo-model is told what to look for."""
     # lazy: the generator is only needed once a scenario is actually served
-    from pipeline.carrier.fixture import generate  # noqa: PLC0415
+    from pipeline.carrier.fixture import generate
 
     path = conf_dir() / "scenario" / f"{scenario}.yaml"
     if not path.is_file():

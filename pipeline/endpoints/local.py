@@ -21,7 +21,6 @@ One `LocalServer` is one `python -m llama_cpp.server` process on a loopback port
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import atexit
 import contextlib
@@ -38,11 +37,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
 
 import aiohttp
 from omegaconf import OmegaConf
 
+from pipeline.commands.args import CommandParser
 from pipeline.config.load import conf_dir
 from pipeline.config.schema import EndpointConfig, LocalModelSpec, PanelConfig
 from pipeline.config.strict import build
@@ -365,21 +364,14 @@ def load_local_panel() -> PanelConfig:
     return build(PanelConfig, data)
 
 
-class _Parser(argparse.ArgumentParser):
-    """Argument errors become a UserError, so the CLI prints one line like every other."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"serve local: {message}")
-
-
 def serve_main(argv: list[str]) -> int:
     """`python -m pipeline serve local`: serve local model(s) until SIGINT or SIGTERM.
 
     Prints one line per server on stdout, `BASE_URL CONFIG_ID`, flushed once all are ready
     (the same shape as `serve sim`); the log directory and restarts go to stderr.
     """
-    parser = _Parser(
-        prog="python -m pipeline serve local",
+    parser = CommandParser(
+        "serve local",
         description="Serve the embedded panel's local models (OpenAI-compatible, loopback).",
     )
     parser.add_argument("--model", choices=("smollm2", "gemma3", "all"), default="smollm2")

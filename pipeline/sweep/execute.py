@@ -140,9 +140,8 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
 
 
 def _analyze(run_dir: Path) -> None:
-    from jobs.carrier.run_all import analyze
-
     from jobs.carrier.report import write_report
+    from jobs.carrier.run_all import analyze
 
     manifest = load_manifest(run_dir)
     contrasts = manifest.config.get("analysis", {}).get("contrasts")

@@ -206,7 +206,6 @@ def _lost_records(p: Prepared, settings: dict[str, WorkerSettings]):  # type: ig
 
 def _input_files(p: Prepared) -> list[Path]:
     from pipeline.config.load import conf_dir
-
     from pipeline.endpoints.catalog import catalog_dir
 
     files = sorted(conf_dir().rglob("*.yaml"))

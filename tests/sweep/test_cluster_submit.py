@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import tempfile
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,7 +90,8 @@ def cluster() -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def _kill_processes_under(temp: Path) -> None:
-    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    ps = ["ps", "-eo", "pid=,args="]
+    out = subprocess.run(ps, capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         pid, _, args = line.strip().partition(" ")
         if str(temp) in args and int(pid) != os.getpid():
