@@ -53,6 +53,7 @@ class ChatResponse:
     refusal: str | None = None
     cost_usd: float = 0.0
     schema_adapted: bool = False  # the client relaxed the schema for this server
+    simulated: bool = False  # the server identified itself as foldsweep's simulator
 
 
 class ChatClient(Protocol):

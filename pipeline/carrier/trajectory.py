@@ -83,6 +83,7 @@ class TrajectoryResult:
     requests: int
     cost_usd: float
     schema_adapted: bool
+    simulated: bool = False
     recall_prompt_tokens_est: int = 0
     recall_usage: tuple[int | None, int | None, int] = (None, None, 0)
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -121,6 +122,7 @@ class _Run:
         self.cost = 0.0
         self.catch_up = False
         self.schema_adapted = False
+        self.simulated = False
 
     def carrier(self) -> str:
         rendered = self.ledger.render()
@@ -145,6 +147,7 @@ class _Run:
         response = await client.complete(request)
         self.cost += response.cost_usd
         self.schema_adapted = self.schema_adapted or response.schema_adapted
+        self.simulated = self.simulated or response.simulated
         outcome = carrier_from_reply(arm, response)
         clipped = False
         if outcome.usable:
@@ -230,6 +233,7 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
             )
         )
         run.cost += response.cost_usd
+        run.simulated = run.simulated or response.simulated
         usage = response.usage
         recall_usage = (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
         answer = "" if response.refusal else response.text
@@ -252,6 +256,7 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
         requests=run.requests,
         cost_usd=run.cost,
         schema_adapted=run.schema_adapted,
+        simulated=run.simulated,
         recall_prompt_tokens_est=recall_est,
         recall_usage=recall_usage,
     )

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from aiohttp import web
 
 from pipeline.endpoints.sim_model import FactLike, SimProfile, SimReply, reply
+from pipeline.endpoints.wire import SIMULATOR_FINGERPRINT
 
 __all__ = ["FAULT_KINDS", "SimCounters", "SimOptions", "SimServer", "SimServerThread"]
 
@@ -312,7 +313,7 @@ def _completion(model: str, index: int, answer: SimReply) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "system_fingerprint": "foldsweep-sim",
+        "system_fingerprint": SIMULATOR_FINGERPRINT,
         "choices": [{"index": 0, "message": message, "finish_reason": answer.finish_reason}],
         "usage": usage,
     }

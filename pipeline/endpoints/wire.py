@@ -149,6 +149,9 @@ def _content_text(content: Any) -> str:
     raise MalformedEnvelope(f"message.content is a {type(content).__name__}")
 
 
+SIMULATOR_FINGERPRINT = "foldsweep-sim"
+
+
 def parse_reply(text: str, prices: Prices) -> ChatResponse:
     """A 2xx chat/completions body as data; envelope faults raise (they are infrastructure)."""
     data = _load_object(text, "reply body")
@@ -170,6 +173,8 @@ def parse_reply(text: str, prices: Prices) -> ChatResponse:
         usage=usage,
         refusal=refusal if isinstance(refusal, str) and refusal else None,
         cost_usd=cost_usd(usage, prices),
+        # A standalone `serve sim` reached through +panel=endpoint still marks its rows.
+        simulated=data.get("system_fingerprint") == SIMULATOR_FINGERPRINT,
     )
 
 

@@ -122,7 +122,7 @@ def build_records(
         "fixture_sha256": ctx.fixture_sha256,
         "system_prompt_sha256": ctx.system_prompt_sha256,
         "seed": ctx.seed,
-        "simulated": ctx.simulated,
+        "simulated": ctx.simulated or result.simulated,
         "schema_adapted": result.schema_adapted,
         "valid": validity.valid,
         "invalid_reason": validity.invalid_reason,

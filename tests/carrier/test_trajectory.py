@@ -203,3 +203,11 @@ def records_for(result, arm: Arm):  # type: ignore[no-untyped-def]
 
 def _unused(_: ChatRequest) -> None:  # keeps ChatRequest import meaningful for readers
     return None
+
+
+async def test_a_reply_from_the_simulator_marks_the_row_simulated(arms: dict[str, Arm]) -> None:
+    arm = arms["m"]
+    sim = ChatResponse(text="## Goal\nx", finish_reason="stop", simulated=True)
+    client = ScriptedClient(folds=[sim, good_fold(arm), good_fold(arm)], recall=text(""))
+    row = records_for(await run_trajectory(client, inputs(arm)), arm).row
+    assert row["simulated"] is True

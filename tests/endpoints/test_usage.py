@@ -127,3 +127,15 @@ def test_cost_bills_uncached_cached_and_written_input_separately(
 
 def test_cached_tokens_above_prompt_never_make_cost_negative() -> None:
     assert cost_usd(Usage(100, 0, cached_tokens=500), PRICES) >= 0.0
+
+
+def test_simulator_fingerprint_marks_a_reply_simulated() -> None:
+    from pipeline.config import Prices
+    from pipeline.endpoints.wire import SIMULATOR_FINGERPRINT, parse_reply
+
+    body = (
+        '{"choices": [{"message": {"content": "x"}, "finish_reason": "stop"}], '
+        f'"system_fingerprint": "{SIMULATOR_FINGERPRINT}"}}'
+    )
+    assert parse_reply(body, Prices()).simulated
+    assert not parse_reply(body.replace(SIMULATOR_FINGERPRINT, "fp_abc"), Prices()).simulated
