@@ -1,6 +1,6 @@
 """Benchmark: rate-limit fidelity, 20 configurations at 600 rpm against enforcing sim servers.
 
-    PYTHONPATH=. python scripts/bench_ratelimit.py [--configs 20] [--rpm 600] [--window 30]
+    PYTHONPATH=. python scripts/bench_ratelimit.py [--configs 20] [--rpm 600] [--window 60]
         [--warmup 3]
 
 Runs a sim sweep in this process (`run_sweep(..., analyze=False)`) with `sim.rpm_limit=RPM`:
@@ -8,7 +8,9 @@ the panel gives each configuration a client limit of RPM (pipeline.endpoints.lim
 and its sim server enforces RPM over a 60 s sliding window (429 + Retry-After when exceeded).
 The sweep has more work than the window needs (small scenario, 4 requests per trajectory),
 is kept saturated by `sim.concurrency`, and stops itself through `budget.requests` after
-warmup + window + a few seconds.
+warmup + window + a few seconds. The default window is 60 s, not the 30 s minimum: the
+server's 60 s sliding window only starts to bind (and can answer 429) once a run is longer
+than 60 s, so a shorter run would get zero 429s for free.
 
 Measured from the servers' view: the sim servers' `SlidingWindow` is replaced, in this
 process only, by a subclass that records the time of every admitted request, so the rate is
@@ -62,7 +64,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=int, default=20)
     parser.add_argument("--rpm", type=float, default=600.0)
-    parser.add_argument("--window", type=float, default=30.0, help="steady-state seconds")
+    parser.add_argument("--window", type=float, default=60.0, help="steady-state seconds")
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=4)
@@ -71,7 +73,7 @@ def main() -> int:
     sim.SlidingWindow = RecordingWindow  # type: ignore[misc]
     from pipeline.sweep.execute import run_sweep
 
-    seconds = args.warmup + args.window + 4.0
+    seconds = args.warmup + args.window + 7.0
     budget = int(args.configs * args.rpm / 60.0 * seconds)
     per_config = args.rpm / 60.0 * seconds / 4  # trajectories needed at 4 requests each
     repeats = int(per_config / 4 * 1.5) + 2  # 4 arms; half again as much work as needed

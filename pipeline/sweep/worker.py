@@ -98,7 +98,7 @@ class EndpointWorkerCore:
 
     async def _http_client(self) -> ChatClient:
         from pipeline.endpoints.client import OpenAIChatClient, make_session
-        from pipeline.endpoints.limits import EndpointLimiter
+        from pipeline.endpoints.limits import SWEEP_HEADROOM, EndpointLimiter
         from pipeline.endpoints.retry import build_retry
 
         ep = self.settings.endpoint
@@ -106,7 +106,11 @@ class EndpointWorkerCore:
         session = make_session(self.settings.timeouts)
         self._closers.append(session)
         client = OpenAIChatClient(
-            ep, session, EndpointLimiter(ep.limits), build_retry(self.settings.retry), api_key=key
+            ep,
+            session,
+            EndpointLimiter(ep.limits, headroom=SWEEP_HEADROOM),
+            build_retry(self.settings.retry),
+            api_key=key,
         )
         self.http_client = client
         return client

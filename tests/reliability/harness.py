@@ -74,15 +74,27 @@ class SweepHarness:
     def command(self, overrides: Sequence[str]) -> list[str]:
         return [sys.executable, "-m", "pipeline", "sweep", "progress=false", *overrides]
 
-    def start(self, overrides: Sequence[str]) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            self.command(overrides),
-            cwd=PROJECT,
-            env=self.env,
-            start_new_session=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+    def start(self, overrides: Sequence[str], log: Path | None = None) -> subprocess.Popen[bytes]:
+        """Start a sweep in its own session; output to pipes, or to `log` (a process killed
+        while nobody reads its pipes must never block on a full pipe)."""
+        if log is None:
+            return subprocess.Popen(
+                self.command(overrides),
+                cwd=PROJECT,
+                env=self.env,
+                start_new_session=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        with open(log, "wb") as sink:
+            return subprocess.Popen(
+                self.command(overrides),
+                cwd=PROJECT,
+                env=self.env,
+                start_new_session=True,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+            )
 
     def run(self, overrides: Sequence[str], timeout_s: float) -> SweepResult:
         """Run a sweep to its end; a sweep still running after `timeout_s` fails the test."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -42,7 +43,8 @@ def running_worker(h: SweepHarness) -> int | None:
 def test_killed_endpoint_worker_requeues_in_flight_trajectories_and_sweep_completes(
     harness: SweepHarness, tmp_path: Path
 ) -> None:
-    proc = harness.start([*CRASH, f"out_dir={tmp_path}"])
+    log = tmp_path / "sweep.log"
+    proc = harness.start([*CRASH, f"out_dir={tmp_path / 'out'}"], log=log)
     deadline = time.monotonic() + SWEEP_TIMEOUT_S
     victim = None
     while victim is None and proc.poll() is None and time.monotonic() < deadline:
@@ -52,13 +54,13 @@ def test_killed_endpoint_worker_requeues_in_flight_trajectories_and_sweep_comple
     time.sleep(0.3)  # let the coordinator hand it more of its trajectories
     os.kill(victim, signal.SIGKILL)
     try:
-        out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-    except Exception:
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
         harness.kill(proc)
         raise
-    stderr = err.decode(errors="replace")
-    assert proc.returncode == 0, stderr[-3000:]
-    run_dir = run_dir_from(stderr, out.decode())
+    output = log.read_text(errors="replace")
+    assert proc.returncode == 0, output[-3000:]
+    run_dir = run_dir_from(output)
     assert run_dir is not None
     run = view(run_dir)
 

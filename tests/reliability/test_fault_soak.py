@@ -7,6 +7,7 @@ what exercises the trajectory re-queue.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,11 @@ def soak_run(tmp_path_factory: pytest.TempPathFactory) -> RunView:
         h.close()
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.run_dir is not None
-    print(f"fault soak: {result.wall_s:.1f}s wall")
-    return view(result.run_dir)
+    run = view(result.run_dir)
+    attempts = Counter(row["attempt"] for row in run.rows)
+    print(f"fault soak: {result.wall_s:.1f}s wall, {len(run.rows)} rows, attempts {dict(attempts)}")
+    print(f"fault soak counts: {run.manifest.counts}")
+    return run
 
 
 def test_every_planned_trajectory_ends_valid_invalid_or_not_run_with_a_reason(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.ray]
 ROUNDS = 10
 SEED = 20260728
 ROUND_TIMEOUT_S = 120.0
-EARLY_SHARE = 0.5  # early kills cost seconds; mid-work kills wait for Ray to come up
+MID_WORK_ROUNDS = 5  # round 0 and four others; early kills cost seconds, mid-work ones wait
+# for Ray to come up (15-25 s on the loaded 2-core machine)
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Round:
     rows_parts_before: int
     rows_parts_after: int
     leftovers: int
+    temporaries: int  # .tmp-* files the kill left behind (the next resume removes them)
 
 
 def rows_parts(run_dir: Path | None) -> int:
@@ -52,11 +55,11 @@ def find_run_dir(out: Path) -> Path | None:
     return found[0] if found else None
 
 
-def wait_until(proc: subprocess.Popen[bytes], ready: object, timeout_s: float) -> bool:
+def wait_until(proc: subprocess.Popen[bytes], ready: Callable[[], bool], timeout_s: float) -> bool:
     """Poll `ready()` until true; False if the process exited first (or time ran out)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if ready():  # type: ignore[operator]
+        if ready():
             return True
         if proc.poll() is not None:
             return False
@@ -64,16 +67,28 @@ def wait_until(proc: subprocess.Popen[bytes], ready: object, timeout_s: float) -
     return False
 
 
+def round_modes(rng: random.Random) -> list[str]:
+    """Round 0 works until its plan exists; the others are early or mid-work kills, shuffled."""
+    rest = ["mid_work"] * (MID_WORK_ROUNDS - 1) + ["early"] * (ROUNDS - MID_WORK_ROUNDS)
+    rng.shuffle(rest)
+    return ["mid_work", *rest]
+
+
 def one_round(
-    h: SweepHarness, index: int, out: Path, run_dir: Path | None, rng: random.Random
+    h: SweepHarness,
+    index: int,
+    *,
+    mode: str,
+    out: Path,
+    run_dir: Path | None,
+    rng: random.Random,
 ) -> tuple[Round, Path | None]:
     overrides = [*KILL_RESUME_SWEEP, f"out_dir={out}"]
     if run_dir is not None:
         overrides = [f"resume={run_dir}"]
     before = rows_parts(run_dir)
-    mode = "early" if index > 0 and rng.random() < EARLY_SHARE else "mid_work"
     started = time.monotonic()
-    proc = h.start(overrides)
+    proc = h.start(overrides, log=out.parent / f"round-{index}.log")
     if index == 0:  # live until the plan exists, whatever the mode
         wait_until(
             proc,
@@ -97,6 +112,7 @@ def one_round(
         before,
         rows_parts(run_dir),
         len(leftovers),
+        len(temporaries(run_dir)) if run_dir else 0,
     )
     return record, run_dir
 
@@ -107,8 +123,10 @@ def test_repeated_sigkill_and_resume_ends_with_the_unbroken_runs_keys(
     rng = random.Random(SEED)
     run_dir: Path | None = None
     rounds = []
-    for index in range(ROUNDS):
-        record, run_dir = one_round(harness, index, tmp_path, run_dir, rng)
+    out = tmp_path / "out"
+    out.mkdir()
+    for index, mode in enumerate(round_modes(rng)):
+        record, run_dir = one_round(harness, index, mode=mode, out=out, run_dir=run_dir, rng=rng)
         rounds.append(record)
         print(record)
         assert run_dir is not None, "round 0 never wrote its plan"
@@ -128,11 +146,19 @@ def test_repeated_sigkill_and_resume_ends_with_the_unbroken_runs_keys(
     duplicates = [k for k, n in resumed.attempts().items() if n > 1]
     assert duplicates == []
     assert set(resumed.finals()) == set(reference.finals()) == {key_of(p) for p in resumed.plan}
-    # Without faults the sim is deterministic, so outcomes match too, not just keys.
-    outcome = ("attempt", "valid", "recall", "checks_passed")
-    assert {k: tuple(r[c] for c in outcome) for k, r in resumed.finals().items()} == {
-        k: tuple(r[c] for c in outcome) for k, r in reference.finals().items()
-    }
+    assert all(r["valid"] for r in resumed.finals().values())
+    # Without faults the sim is deterministic: a key that ran once (attempt 0) in both runs sent
+    # the same requests, so its outcome matches too. (A re-attempt has another seed.)
+    outcome = ("valid", "recall", "checks_passed")
+    same = [
+        k
+        for k, r in resumed.finals().items()
+        if r["attempt"] == 0 and reference.finals()[k]["attempt"] == 0
+    ]
+    assert len(same) >= len(resumed.plan) // 2
+    for key in same:
+        got, want = resumed.finals()[key], reference.finals()[key]
+        assert tuple(got[c] for c in outcome) == tuple(want[c] for c in outcome), key
 
     parts = read_every_part(run_dir)  # every part read in full: a torn one raises
     assert temporaries(run_dir) == []
