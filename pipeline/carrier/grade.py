@@ -105,11 +105,17 @@ def _token_pattern(value: str) -> re.Pattern[str]:
     )
 
 
+@lru_cache(maxsize=64)
+def _nfc(text: str) -> str:
+    """NFC form, cached: one answer and one carrier are searched for every graded value."""
+    return unicodedata.normalize("NFC", text)
+
+
 def contains_token(text: str, value: str) -> bool:
     """True when `value` occurs in `text` as a whole token (rules in the module docstring)."""
     if not value.strip():
         return False
-    return _token_pattern(value).search(unicodedata.normalize("NFC", text)) is not None
+    return _token_pattern(value).search(_nfc(text)) is not None
 
 
 _LEAD = r"^(?:[\s*_`\"'•·+>|#\-–—]|\(?\d{1,3}[.)])*"
@@ -127,7 +133,7 @@ def _label_pattern(label: str) -> re.Pattern[str]:
 def answer_line_value(answer: str, label: str) -> str | None:
     """The raw value part of the first line answering `label`, or None if no line does."""
     pattern = _label_pattern(unicodedata.normalize("NFC", label))
-    for line in unicodedata.normalize("NFC", answer).splitlines():
+    for line in _nfc(answer).splitlines():
         match = pattern.match(line)
         if match is not None:
             return line[match.end() :]

@@ -83,6 +83,9 @@ class EndpointWorkerCore:
         self.settings = settings
         self.fixture: Fixture = fixture_from_json(settings.fixture_json)
         self.arms: dict[str, Arm] = build_arms(settings.arms)
+        # Every trajectory folds the same chunks: render them once per worker.
+        self._rendered = {c.index: render_chunk(c) for c in self.fixture.chunks}
+        self._messages = {c.index: chunk_messages(c) for c in self.fixture.chunks}
         self._client = client
         self._closers: list[Any] = []
         self.counting: CountingClient | None = None
@@ -136,8 +139,8 @@ class EndpointWorkerCore:
         inputs = TrajectoryInputs(
             arm=arm,
             chunks=self.fixture.chunks,
-            render_chunk=render_chunk,
-            chunk_messages=chunk_messages,
+            render_chunk=lambda chunk: self._rendered[chunk.index],
+            chunk_messages=lambda chunk: self._messages[chunk.index],
             graded=self.fixture.graded,
             temperature=self.settings.temperature,
             seed=seed,

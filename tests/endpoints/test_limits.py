@@ -211,3 +211,32 @@ async def test_zero_token_requests_are_not_paced_on_the_token_axis() -> None:
     await lim.acquire(1000)
     await lim.acquire(0)
     assert clock.sleeps == []
+
+
+async def test_headroom_paces_just_under_the_limit() -> None:
+    clock = FakeClock()
+    lim = EndpointLimiter(Limits(rpm=60), clock=clock, sleep=clock.sleep, headroom=0.01)
+    admitted = await admit_all(lim, clock, [1] * 6, workers=1)
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(admitted)]
+    assert gaps == pytest.approx([60 / 59.4] * 5)
+
+
+class LateClock(FakeClock):
+    """Every sleep overshoots by `late` seconds, like an event loop under load."""
+
+    def __init__(self, late: float) -> None:
+        super().__init__()
+        self.late = late
+
+    async def sleep(self, seconds: float) -> None:
+        await super().sleep(seconds + self.late)
+
+
+async def test_late_wake_ups_keep_the_pacing_schedule() -> None:
+    clock = LateClock(late=0.05)
+    lim = EndpointLimiter(Limits(rpm=60), clock=clock, sleep=clock.sleep)
+    admitted = await admit_all(lim, clock, [1] * 21, workers=1)
+    span = admitted[-1][0] - admitted[0][0]
+    # lag does not accumulate: 20 intervals of 1 s, not 20 x 1.05 s
+    assert span == pytest.approx(20.0, abs=0.1)
+    assert max_in_any_window(admitted) <= 60
