@@ -78,6 +78,7 @@ class Coordinator:
         self.requests = 0
         self.attempts = 0
         self.stopping: str | None = None
+        self.in_flight_total = 0
 
     def _dispatch(self, queue: deque[TrajectorySpec]) -> None:
         """Submit queued specs whose endpoint has room, preserving order otherwise.
@@ -88,10 +89,11 @@ class Coordinator:
         room = {cid: cap - self.dispatcher.in_flight(cid) for cid, cap in self.caps.items()}
         free = sum(r for r in room.values() if r > 0)
         held: deque[TrajectorySpec] = deque()
-        while queue and free > 0:
+        while queue and free > 0 and self._budget_allows_one_more():
             spec = queue.popleft()
             if room[spec.config_id] > 0:
                 self.dispatcher.submit(spec)
+                self.in_flight_total += 1
                 self.sink.event("dispatch", config_id=spec.config_id, row_id=spec.row_id)
                 room[spec.config_id] -= 1
                 free -= 1
@@ -108,6 +110,7 @@ class Coordinator:
             self.sink.event("worker_lost", config_id=spec.config_id, row_id=spec.row_id)
         row = records.row
         self.sink.add(records)
+        self.in_flight_total -= 1
         self.attempts += 1
         self.cost += float(row["cost_usd"] or 0.0)
         self.requests += int(row["requests"] or 0)
@@ -127,12 +130,32 @@ class Coordinator:
         if self.progress:
             self.progress.record(spec.config_id, row)
 
-    def _check_guards(self) -> None:
+    def carry_over(self, *, cost_usd: float, requests: float, attempts: float) -> None:
+        """Start from what earlier sessions of a resumed run spent (budgets are per run)."""
+        self.cost, self.requests, self.attempts = cost_usd, int(requests), int(attempts)
+
+    def _budget_allows_one_more(self) -> bool:
+        """Would one more attempt, at the mean cost so far, stay within the budgets?
+
+        Attempts in flight are counted at the mean too, so the sweep stops dispatching before
+        the money runs out rather than after. Before the first completion the mean is unknown
+        (zero), so the first wave can overshoot by at most the in-flight caps.
+        """
+        done = max(self.attempts, 1)
+        ahead = self.in_flight_total + 1
+        usd, requests = self.budget.usd, self.budget.requests
+        if usd is not None and self.cost + ahead * self.cost / done > usd:
+            return False
+        return requests is None or self.requests + ahead * self.requests / done <= requests
+
+    def _check_guards(self, queued: int) -> None:
         if self.stopping:
             return
-        if (self.budget.usd is not None and self.cost >= self.budget.usd) or (
+        spent = (self.budget.usd is not None and self.cost >= self.budget.usd) or (
             self.budget.requests is not None and self.requests >= self.budget.requests
-        ):
+        )
+        starved = self.in_flight_total == 0 and not self._budget_allows_one_more()
+        if queued > 0 and (spent or starved):  # with nothing left to dispatch, nothing to stop
             self.stopping = "budget_exhausted"
         elif self.should_stop():
             self.stopping = "stopped"
@@ -164,14 +187,14 @@ class Coordinator:
 
     def _loop(self, queue: deque[TrajectorySpec]) -> None:
         while queue or self.dispatcher.busy():
-            self._check_guards()
+            self._check_guards(len(queue))
             if not self.stopping:
                 self._dispatch(queue)
             elif not self.dispatcher.busy():
                 break
             for completion in self.dispatcher.poll(self.poll_s):
                 self._collect(completion, queue)
-            self._check_guards()
+            self._check_guards(len(queue))
             self.sink.maybe_flush()
             if self.progress:
                 self.progress.refresh(cost_usd=self.cost, requests=self.requests)

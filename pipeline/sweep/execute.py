@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
+
 from pipeline.store.manifest import load_manifest, write_manifest
-from pipeline.sweep.coordinator import Coordinator
+from pipeline.store.reader import read_table
+from pipeline.sweep.coordinator import Coordinator, SweepOutcome
 from pipeline.sweep.probing import (
     arm_needs,
     context_tokens_needed,
@@ -58,16 +61,56 @@ def _probe_all(
     return not_run, verdicts
 
 
+def spent_so_far(run_dir: Path) -> dict[str, float]:
+    """What earlier sessions of this run already spent: budgets are per run, not per session."""
+    rows = read_table(run_dir, "rows")
+    if rows.num_rows == 0:
+        return {"cost_usd": 0.0, "requests": 0.0, "attempts": 0.0}
+    cost = pc.sum(rows.column("cost_usd")).as_py() or 0.0
+    requests = pc.sum(rows.column("requests")).as_py() or 0
+    return {"cost_usd": float(cost), "requests": float(requests), "attempts": float(rows.num_rows)}
+
+
 def _caps(settings: dict[str, WorkerSettings]) -> dict[str, int]:
     """In-flight trajectories per endpoint: enough to keep its request slots busy."""
     return {cid: max(2, s.endpoint.limits.concurrency * 2) for cid, s in settings.items()}
+
+
+def _coordinate(
+    p: Prepared,
+    workers: dict[str, Any],
+    settings: dict[str, WorkerSettings],
+    sink: Sink,
+    stop: StopFlag,
+) -> SweepOutcome:
+    """Dispatch every owed attempt through the coordinator; budgets count earlier sessions."""
+    from pipeline.sweep.actors import RayDispatcher
+
+    specs = owed_specs(p)
+    progress = ProgressView(len(specs), enabled=p.cfg.progress)
+    coordinator = Coordinator(
+        dispatcher=RayDispatcher(workers),
+        sink=sink,
+        attempt_limit=p.cfg.retry.trajectory_attempts,
+        budget=p.cfg.budget,
+        caps=_caps(settings),
+        lost_records=_lost_records(p, settings),
+        progress=progress,
+        should_stop=lambda: stop.requested,
+    )
+    coordinator.carry_over(**spent_so_far(p.run_dir))
+    try:
+        return coordinator.run(specs)
+    finally:
+        progress.close()
+        sink.flush()
 
 
 def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
     """Run (or resume) a sweep; returns the run directory."""
     import ray
 
-    from pipeline.sweep.actors import EndpointWorker, RayDispatcher, init_ray
+    from pipeline.sweep.actors import EndpointWorker, init_ray
 
     p = prepare(overrides)
     prepare_run_dir(p)
@@ -95,30 +138,15 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
                 write_initial_plan(p, not_run)
                 manifest = dataclasses.replace(manifest, probes=verdicts)
                 write_manifest(p.run_dir, manifest)
-            specs = owed_specs(p)
-            progress = ProgressView(len(specs), enabled=p.cfg.progress)
-            coordinator = Coordinator(
-                dispatcher=RayDispatcher(workers),
-                sink=sink,
-                attempt_limit=p.cfg.retry.trajectory_attempts,
-                budget=p.cfg.budget,
-                caps=_caps(settings),
-                lost_records=_lost_records(p, settings),
-                progress=progress,
-                should_stop=lambda: stop.requested,
-            )
-            try:
-                outcome = coordinator.run(specs)
-            finally:
-                progress.close()
-                sink.flush()
+            outcome = _coordinate(p, workers, settings, sink, stop)
             for event in servers.restarts:
-                sink.event("server_restart", config_id=event.get("config_id"), **event)
+                detail = {k: v for k, v in event.items() if k != "config_id"}
+                sink.event("server_restart", config_id=event.get("config_id"), **detail)
             sink.flush()
             extra: dict[str, Any] = {
                 "sim_counters": servers.counters(),
                 "server_restarts": servers.restarts,
-                "last_session": {
+                "totals": {
                     "attempts": outcome.attempts,
                     "requests": outcome.requests,
                     "cost_usd": outcome.cost_usd,

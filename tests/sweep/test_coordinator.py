@@ -139,8 +139,9 @@ def test_budget_stop_writes_what_was_paid_and_leaves_the_rest(tmp_path: Path) ->
         specs(6)
     )
     assert result.status == "budget_exhausted"
-    assert len(written_rows(tmp_path)) == 3  # the third was in flight when the budget ran out
-    assert len(result.not_dispatched) == 3
+    # after two attempts at $1 each, a third would cross $2.50: it is never dispatched
+    assert len(written_rows(tmp_path)) == 2 and result.cost_usd <= 2.5
+    assert len(result.not_dispatched) == 4
 
 
 def test_endpoint_cap_bounds_in_flight(tmp_path: Path) -> None:
@@ -170,3 +171,11 @@ def test_stop_request_stops_dispatching(tmp_path: Path) -> None:
         should_stop=should_stop,
     ).run(specs(5))
     assert result.status == "stopped" and result.not_dispatched
+
+
+def test_a_budget_that_covers_the_sweep_completes_it(tmp_path: Path) -> None:
+    dispatcher = ScriptedDispatcher(lambda s: records(s, valid=True, cost=1.0))
+    result = coordinator(tmp_path, dispatcher, budget=BudgetConfig(usd=3.0), caps={"c1": 1}).run(
+        specs(3)
+    )
+    assert result.status == "completed" and len(written_rows(tmp_path)) == 3
