@@ -57,3 +57,16 @@ def test_unknown_panel_is_a_config_error() -> None:
 def test_unknown_scenario_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"scenario\W+nope"):
         load(["scenario=nope"])
+
+
+def test_recent_panel_is_a_preset_the_command_line_can_override() -> None:
+    from pipeline.config import load
+
+    preset = load(["+panel=recent"])
+    assert (preset.scenario.name, preset.repeats, len(preset.arms)) == ("s5", 4, 13)
+    narrowed = load(["+panel=recent", "arms=[j,q]", "scenario=small", "repeats=2"])
+    assert (narrowed.scenario.name, narrowed.repeats, sorted(narrowed.arms)) == (
+        "small",
+        2,
+        ["j", "q"],
+    )

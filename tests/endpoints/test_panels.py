@@ -133,7 +133,7 @@ def test_catalog_fills_context_and_prices_only_where_the_panel_leaves_them_unset
 
 def test_recent_panel_admits_the_paper_twenty_over_eleven_families() -> None:
     data = yaml.safe_load((ROOT / "conf" / "panel" / "recent.yaml").read_text(encoding="utf-8"))
-    panel = build(PanelConfig, data)
+    panel = build(PanelConfig, data["panel"])  # the file is a preset: the panel sits under panel:
     result = resolve(panel, load_panel_catalog(panel))
     assert len(result.included) == 20
     assert {c.model for c in result.excluded} == PAPER_EXCLUDED
