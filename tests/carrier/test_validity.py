@@ -30,3 +30,15 @@ def test_infrastructure_outranks_catch_up() -> None:
 def test_missing_grade_without_error_is_a_bug_not_data() -> None:
     with pytest.raises(ValueError, match="graded answer"):
         decide(ValidityInputs(None, False, False, False))
+
+
+def test_protocol_layer_never_imports_aiohttp_or_ray() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pipeline.carrier, pipeline.carrier.trajectory;"
+        "print(sorted(m for m in ('aiohttp', 'ray') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
