@@ -65,7 +65,8 @@ def render_report(run_dir: Path) -> Path:
         raise io.RunDirError(f"{out} lacks recall_by_config_arm.parquet; re-run analyze")
     from jobs.carrier import figures  # matplotlib loads only when a report is drawn
 
-    lines = sections.headline(summary) + sections.near_zero_note(recall)
+    lines = sections.headline(summary) + sections.run_status(io.read_manifest(run_dir))
+    lines += sections.near_zero_note(recall)
     heatmap = figures.recall_heatmap(recall)
     if heatmap is not None:
         io.write_png(heatmap, out / "recall_heatmap.png")

@@ -59,6 +59,25 @@ def headline(summary: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def run_status(manifest: dict[str, Any] | None) -> list[str]:
+    """The sweep's own accounting: planned = valid + invalid + not run (manifest counts)."""
+    counts = (manifest or {}).get("counts")
+    if not isinstance(counts, dict):
+        return []
+
+    def by_reason(mapping: object) -> str:
+        items = mapping.items() if isinstance(mapping, dict) else []
+        return ", ".join(f"{k} {v}" for k, v in sorted(items)) or "none"
+
+    return [
+        f"Sweep status: {manifest.get('status') if manifest else '?'}. Planned trajectories "
+        f"{counts.get('planned')}: valid {counts.get('valid')}; invalid by reason: "
+        f"{by_reason(counts.get('invalid'))}; not run by reason: "
+        f"{by_reason(counts.get('not_run'))}; pending {counts.get('pending')}.",
+        "",
+    ]
+
+
 def near_zero_note(recall: pl.DataFrame) -> list[str]:
     valid = recall.filter(pl.col("valid_rows") > 0)
     if valid.is_empty():
@@ -68,7 +87,9 @@ def near_zero_note(recall: pl.DataFrame) -> list[str]:
         return [
             f"**Recall is near zero everywhere**: the best cell mean is {best:.3f}. The models "
             "recalled almost none of the planted facts, so every contrast below compares floor "
-            "results and says little about carrier representations.",
+            "results and says little about carrier representations. This is a measurement, "
+            "not a failure of the run: see 'What the final carriers held' for whether the "
+            "values were lost in the folds or at the answer turn.",
             "",
         ]
     return []

@@ -41,3 +41,22 @@ def test_rows_without_full_presence_are_not_audited() -> None:
         }
     )
     assert carrier_retention(with_checks).is_empty()
+
+
+def test_report_states_the_sweep_accounting_from_the_manifest() -> None:
+    from jobs.carrier.report_sections import run_status
+
+    manifest = {
+        "status": "budget_exhausted",
+        "counts": {
+            "planned": 5,
+            "valid": 2,
+            "invalid": {"catch_up": 1},
+            "not_run": {"budget_exhausted": 2},
+            "pending": 0,
+        },
+    }
+    (line, _) = run_status(manifest)
+    assert "budget_exhausted" in line and "Planned trajectories 5: valid 2" in line
+    assert "catch_up 1" in line and "budget_exhausted 2" in line
+    assert run_status(None) == []
