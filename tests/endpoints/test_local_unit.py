@@ -7,6 +7,7 @@ llama_cpp.server, so start, readiness, crash-restart and stop are exercised in a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import signal
@@ -245,3 +246,14 @@ async def test_stop_leaves_no_server_process(tmp_path: Path) -> None:
     assert _gone(pid)
     with pytest.raises(ProcessLookupError):
         os.killpg(pid, 0)
+
+
+def test_servers_started_together_split_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.endpoints import local
+
+    monkeypatch.setattr(local.os, "cpu_count", lambda: 2)
+    assert local.threads_per_server(2) == 1
+    assert local.threads_per_server(1) == 2
+    assert local.threads_per_server(5) == 1
+    spec = dataclasses.replace(SMOL, n_threads=1)
+    assert _flag(server_command(Path("/m.gguf"), 1, spec), "--n_threads") == "1"
