@@ -11,8 +11,8 @@ from pipeline.usererror import UserError
 class CommandParser(argparse.ArgumentParser):
     """Argument errors become a UserError, so the CLI prints one line like every other."""
 
-    def __init__(self, name: str, **kwargs: object) -> None:
-        super().__init__(prog=f"python -m pipeline {name}", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, name: str, description: str | None = None) -> None:
+        super().__init__(prog=f"python -m pipeline {name}", description=description)
         self.command = name
 
     def error(self, message: str) -> NoReturn:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from pipeline.config.schema import BudgetConfig
+from pipeline.store.manifest import RunStatus
 from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.progress import ProgressView
 from pipeline.sweep.rows import TrajectoryRecords
@@ -44,7 +45,7 @@ class Dispatcher(Protocol):
 
 @dataclass(frozen=True)
 class SweepOutcome:
-    status: str  # completed | budget_exhausted | stopped
+    status: RunStatus  # completed | budget_exhausted | stopped
     not_dispatched: tuple[TrajectorySpec, ...]
     cost_usd: float
     requests: int
@@ -77,7 +78,7 @@ class Coordinator:
         self.cost = 0.0
         self.requests = 0
         self.attempts = 0
-        self.stopping: str | None = None
+        self.stopping: RunStatus | None = None
         self.in_flight_total = 0
 
     def _dispatch(self, queue: deque[TrajectorySpec]) -> None:

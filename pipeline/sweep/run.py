@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ from pipeline.endpoints.panels import (
 )
 from pipeline.store.manifest import (
     Manifest,
+    RunStatus,
     TrajectoryKey,
     load_manifest,
     outcome_counts,
@@ -185,7 +186,9 @@ def _settings(p: Prepared, ep: EndpointConfig, dates: dict[str, str | None]) -> 
     )
 
 
-def _lost_records(p: Prepared, settings: dict[str, WorkerSettings]):  # type: ignore[no-untyped-def]
+def _lost_records(
+    p: Prepared, settings: dict[str, WorkerSettings]
+) -> Callable[[TrajectorySpec, str], TrajectoryRecords]:
     def build(spec: TrajectorySpec, detail: str) -> TrajectoryRecords:
         s = settings[spec.config_id]
         arm = p.arms[spec.arm]
@@ -268,7 +271,7 @@ def mark_done(plan: pa.Table, rows: pa.Table, attempt_limit: int) -> pa.Table:
     return plan.set_column(index, "status", pa.array(updated, pa.string()))
 
 
-def finish(p: Prepared, manifest: Manifest, status: str, extra: dict[str, Any]) -> Manifest:
+def finish(p: Prepared, manifest: Manifest, status: RunStatus, extra: dict[str, Any]) -> Manifest:
     plan = read_plan(p.run_dir)
     assert plan is not None
     rows = read_table(p.run_dir, "rows")
@@ -276,7 +279,7 @@ def finish(p: Prepared, manifest: Manifest, status: str, extra: dict[str, Any]) 
     write_plan(p.run_dir, plan)
     unfinished = None if status == "completed" else status
     counts = outcome_counts(plan, rows, unfinished_as=unfinished)
-    closed = manifest.finish(status, counts)  # type: ignore[arg-type]
+    closed = manifest.finish(status, counts)
     closed = dataclasses.replace(closed, extra={**closed.extra, **extra})
     write_manifest(p.run_dir, closed)
     return closed
