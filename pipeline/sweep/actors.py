@@ -57,7 +57,7 @@ class EndpointWorker:
         await self.core.close()
 
 
-def init_ray(address: str, num_cpus: int | None = None) -> None:
+def init_ray(address: str, num_cpus: int | None = None, temp_dir: str | None = None) -> None:
     """Start a private loopback instance (address=local) or join a cluster (auto / URL)."""
     for name, value in LOOPBACK_ENV.items():
         os.environ.setdefault(name, value)
@@ -66,6 +66,8 @@ def init_ray(address: str, num_cpus: int | None = None) -> None:
     kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
     if address == "local":
         kwargs.update(address="local", include_dashboard=False, num_cpus=num_cpus)
+        if temp_dir is not None:
+            kwargs["_temp_dir"] = temp_dir
     else:
         kwargs.update(address=address)
     ray.init(**kwargs)

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from pipeline.store.manifest import load_manifest, write_manifest
 from pipeline.store.reader import read_table
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
+from pipeline.sweep.orphans import ray_temp_dir, record_session
 from pipeline.sweep.probing import (
     arm_needs,
     context_tokens_needed,
@@ -131,7 +132,11 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
             p.resolution.kind, endpoints, p.cfg, p.fixture, p.run_dir / "logs"
         ) as servers:
             settings = {ep.config_id: _settings(p, ep, dates) for ep in servers.endpoints}
-            init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus)
+            temp_dir = None
+            if p.cfg.ray.address == "local":  # recorded before start-up: a kill can land there
+                temp_dir = ray_temp_dir(p.run_dir)
+                record_session(p.run_dir, temp_dir)
+            init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir)
             workers = {cid: EndpointWorker.remote(s) for cid, s in settings.items()}  # type: ignore[attr-defined]
             if not p.resuming:
                 not_run, verdicts = _probe_all(p, workers, sink)

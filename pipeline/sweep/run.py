@@ -42,6 +42,7 @@ from pipeline.store.manifest import (
 from pipeline.store.parts import clean_temporaries, clean_uncommitted, write_plan
 from pipeline.store.provenance import provenance_lock, sha256_file
 from pipeline.store.reader import RunDirError, read_plan, read_table, validate_run_dir
+from pipeline.sweep.orphans import stop_orphans
 from pipeline.sweep.plan import (
     TrajectorySpec,
     build_plan,
@@ -287,6 +288,9 @@ def finish(p: Prepared, manifest: Manifest, status: RunStatus, extra: dict[str, 
 
 def prepare_run_dir(p: Prepared) -> None:
     if p.resuming:
+        orphans = stop_orphans(p.run_dir)
+        if orphans:
+            print(f"resume: stopped {len(orphans)} orphaned Ray process(es)", file=sys.stderr)
         removed = clean_temporaries(p.run_dir) + clean_uncommitted(p.run_dir)
         if removed:
             print(f"resume: removed {len(removed)} uncommitted file(s)", file=sys.stderr)

@@ -64,6 +64,7 @@ class SweepHarness:
             **os.environ,
             MARKER_VAR: self.marker,
             "RAY_TMPDIR": str(self.ray_tmp),
+            "TMPDIR": str(self.ray_tmp),  # the sweep puts its private Ray under TMPDIR
             "RAY_USAGE_STATS_ENABLED": "0",
             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
             "PYTHONPATH": str(PROJECT),
