@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.carrier.arms import Arm, build_arms
-from pipeline.carrier.fixture import fixture_json, generate
+from pipeline.carrier.fixture import Fixture, fixture_json, generate
 from pipeline.config import RunConfig, compose_dict, load
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.panels import (
@@ -71,7 +71,7 @@ class Prepared:
     resolved: dict[str, Any]
     arms: dict[str, Arm]
     resolution: PanelResolution
-    fixture: Any
+    fixture: Fixture
     fixture_bytes: bytes
     fixture_sha256: str
     run_dir: Path

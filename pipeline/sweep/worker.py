@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -149,9 +148,6 @@ class EndpointWorkerCore:
         result = await run_trajectory(client, inputs)
         finished = datetime.now(UTC)
         return build_records(spec, self.context(arm, seed), result, started, finished)
-
-    async def run_many(self, specs: Sequence[TrajectorySpec]) -> list[TrajectoryRecords]:
-        return [await self.run(spec) for spec in specs]
 
     def stats(self) -> dict[str, float]:
         c = self.counting
