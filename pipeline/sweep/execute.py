@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from pipeline.store.manifest import load_manifest, write_manifest
+from pipeline.store.manifest import Manifest, load_manifest, write_manifest
 from pipeline.store.reader import read_table
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
 from pipeline.sweep.orphans import ray_temp_dir, record_session
@@ -107,6 +107,37 @@ def _coordinate(
         sink.flush()
 
 
+def _close_session(
+    p: Prepared,
+    *,
+    manifest: Manifest,
+    outcome: SweepOutcome,
+    servers: EndpointServers,
+    workers: dict[str, Any],
+    sink: Sink,
+) -> None:
+    """Record server restarts, close the workers, and write the plan and manifest."""
+    import ray
+
+    for event in servers.restarts:
+        detail = {k: v for k, v in event.items() if k != "config_id"}
+        sink.event("server_restart", config_id=event.get("config_id"), **detail)
+    sink.flush()
+    extra: dict[str, Any] = {
+        "sim_counters": servers.counters(),
+        "server_restarts": servers.restarts,
+        "totals": {
+            "attempts": outcome.attempts,
+            "requests": outcome.requests,
+            "cost_usd": outcome.cost_usd,
+        },
+    }
+    ray.get([w.close.remote() for w in workers.values()])
+    closed = finish(p, manifest, outcome.status, extra)
+    if extra["sim_counters"]:
+        write_manifest(p.run_dir, dataclasses.replace(closed, sim_counters=extra["sim_counters"]))
+
+
 def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
     """Run (or resume) a sweep; returns the run directory."""
     import ray
@@ -143,26 +174,17 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
                 write_initial_plan(p, not_run)
                 manifest = dataclasses.replace(manifest, probes=verdicts)
                 write_manifest(p.run_dir, manifest)
-            outcome = _coordinate(p, workers, settings, sink, stop)
-            for event in servers.restarts:
-                detail = {k: v for k, v in event.items() if k != "config_id"}
-                sink.event("server_restart", config_id=event.get("config_id"), **detail)
-            sink.flush()
-            extra: dict[str, Any] = {
-                "sim_counters": servers.counters(),
-                "server_restarts": servers.restarts,
-                "totals": {
-                    "attempts": outcome.attempts,
-                    "requests": outcome.requests,
-                    "cost_usd": outcome.cost_usd,
-                },
-            }
-            ray.get([w.close.remote() for w in workers.values()])
-            closed = finish(p, manifest, outcome.status, extra)
-            if extra["sim_counters"]:
-                write_manifest(
-                    p.run_dir, dataclasses.replace(closed, sim_counters=extra["sim_counters"])
-                )
+            try:
+                outcome = _coordinate(p, workers, settings, sink, stop)
+            except Exception as exc:
+                # A bug or a dead endpoint server: keep what was collected, say so, re-raise.
+                sink.event("failed", error=type(exc).__name__)
+                sink.flush()
+                finish(p, manifest, "failed", {"error": f"{type(exc).__name__}: {exc}"})
+                raise
+            _close_session(
+                p, manifest=manifest, outcome=outcome, servers=servers, workers=workers, sink=sink
+            )
     finally:
         stop.restore()
         if started_ray and ray.is_initialized():
