@@ -53,6 +53,17 @@ def ray_cli(*args: str, env: dict[str, str]) -> None:
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
 
 
+def node_ports() -> list[str]:
+    """Free ports for a node's agents: the defaults (e.g. 52365) collide between two nodes on
+    one machine, and with any other Ray instance, and then job submission finds no agent."""
+    return [
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
+    ]
+
+
 @pytest.fixture
 def cluster() -> Iterator[tuple[str, dict[str, str]]]:
     """Head + worker node with node IP 127.0.0.1, stopped by their own PIDs (never `ray stop`).
@@ -73,6 +84,7 @@ def cluster() -> Iterator[tuple[str, dict[str, str]]]:
             f"--dashboard-port={dash}",
             "--num-cpus=1",
             *common,
+            *node_ports(),
             env=env,
         )
         ray_cli(
@@ -81,6 +93,7 @@ def cluster() -> Iterator[tuple[str, dict[str, str]]]:
             "--num-cpus=1",
             '--resources={"worker": 1}',
             *common,
+            *node_ports(),
             env=env,
         )
         yield f"http://127.0.0.1:{dash}", env
