@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +14,7 @@ import pyarrow.compute as pc
 from pipeline.store.manifest import Manifest, load_manifest, write_manifest
 from pipeline.store.reader import read_table
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
-from pipeline.sweep.orphans import ray_temp_dir, record_session
+from pipeline.sweep.orphans import MARKER_VAR, ray_temp_dir, record_session
 from pipeline.sweep.probing import (
     arm_needs,
     context_tokens_needed,
@@ -167,6 +168,7 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
             if p.cfg.ray.address == "local":  # recorded before start-up: a kill can land there
                 temp_dir = ray_temp_dir(p.run_dir)
                 record_session(p.run_dir, temp_dir)
+                os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process
             init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir)
             workers = {cid: EndpointWorker.remote(s) for cid, s in settings.items()}  # type: ignore[attr-defined]
             if not p.resuming:

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 SESSIONS_FILE = "logs/ray_sessions.txt"
+MARKER_VAR = "FOLDSWEEP_RAY_TEMP_DIR"  # set before Ray starts; every Ray process inherits it
 
 
 def ray_temp_dir(run_dir: Path) -> str:
@@ -33,11 +34,18 @@ def record_session(run_dir: Path, session_dir: str) -> None:
         handle.write(session_dir + "\n")
 
 
-def _cmdline(pid: str) -> str:
+def _mentions(pid: str, sessions: list[str]) -> bool:
+    """Does the process name a session in its command line or carry its marker variable?
+
+    Ray renames its processes (`ray::DashboardAgent`), so the command line alone misses some.
+    """
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except OSError:
-        return ""
+        return False
+    markers = {f"{MARKER_VAR}={s}".encode() for s in sessions}
+    return any(s.encode() in command for s in sessions) or any(e in markers for e in environ)
 
 
 def stop_orphans(run_dir: Path) -> list[int]:
@@ -50,8 +58,7 @@ def stop_orphans(run_dir: Path) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
-        command = _cmdline(entry)
-        if any(session in command for session in sessions):
+        if _mentions(entry, sessions):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry), signal.SIGKILL)
                 stopped.append(int(entry))

@@ -71,8 +71,9 @@ def cluster() -> Iterator[tuple[str, dict[str, str]]]:
     `ray start` refuses a second node unless RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=1; with it, and
     --node-ip-address=127.0.0.1 on both nodes, they talk over loopback.
     """
+    before = _pids()
     temp = Path(tempfile.mkdtemp(prefix="rayfs", dir="/tmp"))
-    env = {**cluster_env(), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+    env = {**cluster_env(), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "RAY_TMPDIR": str(temp)}
     gcs, dash = free_port(), free_port()
     common = ["--node-ip-address=127.0.0.1", f"--temp-dir={temp}", "--disable-usage-stats"]
     try:
@@ -99,11 +100,36 @@ def cluster() -> Iterator[tuple[str, dict[str, str]]]:
         yield f"http://127.0.0.1:{dash}", env
     finally:
         _kill_processes_under(temp)
+        _kill_new_ray_processes(before)
         shutil.rmtree(temp, ignore_errors=True)
 
 
+def _pids() -> set[int]:
+    return {int(e) for e in os.listdir("/proc") if e.isdigit()}
+
+
+def _renamed_ray(pid: int) -> bool:
+    """Ray renames its agents and workers (`ray::DashboardAgent`), clobbering argv and environ."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::")
+    except OSError:
+        return False
+
+
+def _kill_new_ray_processes(before: set[int]) -> None:
+    """Renamed Ray processes born during the test (tests run one at a time in CI)."""
+    for pid in _pids() - before:
+        if _renamed_ray(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 def _kill_processes_under(temp: Path) -> None:
-    """SIGKILL every process whose full command line (from /proc) names `temp`, until none."""
+    """SIGKILL every process whose command line or environment (from /proc) names `temp`.
+
+    Ray renames some processes (`ray::DashboardAgent`), so the command line alone misses
+    them; every process of the cluster inherits RAY_TMPDIR, set to `temp`.
+    """
     for _ in range(20):  # a dying raylet can still spawn; sweep until nothing matches
         found = []
         for entry in os.listdir("/proc"):
@@ -111,9 +137,10 @@ def _kill_processes_under(temp: Path) -> None:
                 continue
             try:
                 command = Path(f"/proc/{entry}/cmdline").read_bytes()
+                environ = Path(f"/proc/{entry}/environ").read_bytes()
             except OSError:
                 continue
-            if str(temp).encode() in command:
+            if str(temp).encode() in command or str(temp).encode() in environ:
                 found.append(int(entry))
         if not found:
             return
