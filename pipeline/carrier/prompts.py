@@ -62,11 +62,6 @@ RECALL_INSTRUCTION = (
 )
 
 
-def prompt_text(prompt_id: str) -> str:
-    """The system prompt for an id; unknown ids are a config error caught at arm load."""
-    return SYSTEM_PROMPTS[prompt_id]
-
-
 def prompt_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -16,7 +16,7 @@ Decisions (docs/protocol.md):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pipeline.carrier import ledger as ledger_mod
@@ -86,7 +86,6 @@ class TrajectoryResult:
     simulated: bool = False
     recall_prompt_tokens_est: int = 0
     recall_usage: tuple[int | None, int | None, int] = (None, None, 0)
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

@@ -358,15 +358,6 @@ def build_servers(
     return servers
 
 
-def pool_for_panel(
-    panel: PanelConfig, *, log_dir: Path | None = None, on_restart: OnRestart | None = None
-) -> LocalServerPool:
-    """A pool over a panel's local configurations; logs go to `log_dir` (default: a temp dir)."""
-    directory = log_dir or Path(tempfile.mkdtemp(prefix="foldsweep-local-"))
-    configs = [config for config in panel.configs if config.local is not None]
-    return LocalServerPool(build_servers(configs, directory), on_restart=on_restart)
-
-
 def load_local_panel() -> PanelConfig:
     """conf/panel/local.yaml as a typed PanelConfig (the serve command needs no Hydra run)."""
     data = OmegaConf.to_container(OmegaConf.load(conf_dir() / "panel" / "local.yaml"))

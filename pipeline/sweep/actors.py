@@ -50,9 +50,6 @@ class EndpointWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def stats(self) -> dict[str, float]:
-        return self.core.stats()
-
     async def close(self) -> None:
         await self.core.close()
 

@@ -15,7 +15,6 @@ Rules:
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -199,7 +198,3 @@ class Coordinator:
             self.sink.maybe_flush()
             if self.progress:
                 self.progress.refresh(cost_usd=self.cost, requests=self.requests)
-
-
-def wall_clock() -> float:
-    return time.monotonic()

@@ -47,8 +47,9 @@ def context_tokens_needed(fixture: Fixture, arms: Mapping[str, Arm]) -> int:
 async def probe_worker(
     core: EndpointWorkerCore, shapes: Sequence[str], context_needed: int
 ) -> list[dict[str, Any]]:
-    await core._ensure_client()
-    client = core.http_client if core.http_client is not None else core.counting
+    capped = await core.ensure_client()
+    # The raw HTTP client also reads /models (context length); scripted clients lack it.
+    client = core.http_client if core.http_client is not None else capped
 
     @asynccontextmanager
     async def borrowed(_: EndpointConfig) -> AsyncIterator[Any]:

@@ -52,8 +52,8 @@ def chunk_messages(chunk: Any) -> list[tuple[str, str]]:
     return [(m.role, render_message(m)) for m in chunk.messages]
 
 
-class CountingClient:
-    """Counts requests and cost as they pass; applies the endpoint's output-token cap.
+class CappedClient:
+    """Applies the endpoint's output-token cap to every request.
 
     The cap exists for CPU-served tiny models (conf/panel/local.yaml), where a 2,400-token
     budget would make the default sweep take hours; the manifest records it.
@@ -62,17 +62,12 @@ class CountingClient:
     def __init__(self, inner: ChatClient, max_output_tokens: int | None = None) -> None:
         self.inner = inner
         self.max_output_tokens = max_output_tokens
-        self.requests = 0
-        self.cost_usd = 0.0
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         cap = self.max_output_tokens
         if cap is not None and request.max_tokens > cap:
             request = replace(request, max_tokens=cap)
-        self.requests += 1
-        response = await self.inner.complete(request)
-        self.cost_usd += response.cost_usd
-        return response
+        return await self.inner.complete(request)
 
 
 class EndpointWorkerCore:
@@ -87,16 +82,14 @@ class EndpointWorkerCore:
         self._messages = {c.index: chunk_messages(c) for c in self.fixture.chunks}
         self._client = client
         self._closers: list[Any] = []
-        self.counting: CountingClient | None = None
+        self.client: CappedClient | None = None
         self.http_client: Any = None
 
-    async def _ensure_client(self) -> CountingClient:
-        if self.counting is None:
-            client = self._client
-            if client is None:
-                client = await self._http_client()
-            self.counting = CountingClient(client, self.settings.endpoint.max_output_tokens)
-        return self.counting
+    async def ensure_client(self) -> CappedClient:
+        if self.client is None:
+            inner = self._client if self._client is not None else await self._http_client()
+            self.client = CappedClient(inner, self.settings.endpoint.max_output_tokens)
+        return self.client
 
     async def _http_client(self) -> ChatClient:
         from pipeline.endpoints.client import OpenAIChatClient, make_session
@@ -132,7 +125,7 @@ class EndpointWorkerCore:
 
     async def run(self, spec: TrajectorySpec) -> TrajectoryRecords:
         """One attempt of one trajectory, as table records."""
-        client = await self._ensure_client()
+        client = await self.ensure_client()
         arm = self.arms[spec.arm]
         seed = trajectory_seed(self.settings.base_seed, spec)
         inputs = TrajectoryInputs(
@@ -148,10 +141,6 @@ class EndpointWorkerCore:
         result = await run_trajectory(client, inputs)
         finished = datetime.now(UTC)
         return build_records(spec, self.context(arm, seed), result, started, finished)
-
-    def stats(self) -> dict[str, float]:
-        c = self.counting
-        return {"requests": c.requests if c else 0, "cost_usd": c.cost_usd if c else 0.0}
 
     async def close(self) -> None:
         for closer in self._closers:

@@ -52,7 +52,8 @@ async def test_worker_runs_one_attempt_into_table_records() -> None:
     assert {r.seed for r in client.requests} == {trajectory_seed(166, spec)}
     assert records.row["publication_date"] == "2026-01-01"
     assert len(records.folds) == 3 and len(records.checks) == 14
-    assert core.stats() == {"requests": 4, "cost_usd": pytest.approx(0.04)}
+    assert len(client.requests) == 4
+    assert records.row["requests"] == 4 and records.row["cost_usd"] == pytest.approx(0.04)
 
 
 async def test_endpoint_output_cap_lowers_max_tokens_of_every_request() -> None:
