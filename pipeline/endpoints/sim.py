@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import json
 import math
-import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import Any, NamedTuple
 
 from aiohttp import web
 
+from pipeline.endpoints.loop_thread import LoopThread
 from pipeline.endpoints.sim_model import FactLike, SimProfile, SimReply, reply
 from pipeline.endpoints.wire import SIMULATOR_FINGERPRINT
 
@@ -340,18 +340,14 @@ class SimServerThread:
 
     def __init__(self, servers: Sequence[SimServer]) -> None:
         self.servers = tuple(servers)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: LoopThread | None = None
         self.base_urls: tuple[str, ...] = ()
 
     def start(self, timeout_s: float = 30.0) -> tuple[str, ...]:
         """Start every server; returns their base URLs in order."""
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        self._thread = threading.Thread(target=loop.run_forever, name="sim-servers", daemon=True)
-        self._thread.start()
+        thread = self._thread = LoopThread("sim-servers")
         try:
-            self.base_urls = tuple(self._call(s.start(), timeout_s) for s in self.servers)
+            self.base_urls = tuple(thread.call(s.start(), timeout_s) for s in self.servers)
         except BaseException:
             self.stop(timeout_s)  # no half-started thread left behind
             raise
@@ -359,25 +355,19 @@ class SimServerThread:
 
     def stop(self, timeout_s: float = 30.0) -> None:
         """Stop every server and the loop; idempotent."""
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
+        thread, self._thread = self._thread, None
+        if thread is None:
             return
         for server in self.servers:
-            self._call(server.stop(), timeout_s)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout_s)
-        loop.close()
-        self._loop, self._thread = None, None
+            thread.call(server.stop(), timeout_s)
+        thread.close(timeout_s)
 
     def counters(self, timeout_s: float = 30.0) -> tuple[SimCounters, ...]:
         """Snapshots taken on the servers' own loop, so none is torn mid-request."""
-        if self._loop is None:
+        if self._thread is None:
             return tuple(server.counters() for server in self.servers)
-        return tuple(self._call(_snapshot(server), timeout_s) for server in self.servers)
-
-    def _call(self, coro: Any, timeout_s: float) -> Any:
-        assert self._loop is not None
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout_s)
+        thread = self._thread
+        return tuple(thread.call(_snapshot(server), timeout_s) for server in self.servers)
 
     def __enter__(self) -> SimServerThread:
         self.start()

@@ -6,10 +6,8 @@ EndpointConfigs with their base URLs filled in, plus whatever the servers counte
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -17,24 +15,8 @@ from typing import Any
 
 from pipeline.carrier.fixture_model import Fixture
 from pipeline.config.schema import EndpointConfig, RunConfig
+from pipeline.endpoints.loop_thread import LoopThread
 from pipeline.usererror import UserError
-
-
-class _LoopThread:
-    """A private asyncio loop in a daemon thread, for async servers under a sync driver."""
-
-    def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
-        self.thread.start()
-
-    def call(self, coro: Any, timeout_s: float | None = None) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
 
 
 class EndpointServers:
@@ -55,7 +37,7 @@ class EndpointServers:
         self.log_dir = log_dir
         self._sim: Any = None
         self._local: Any = None
-        self._loop: _LoopThread | None = None
+        self._loop: LoopThread | None = None
         self.restarts: list[dict[str, Any]] = []
 
     def __enter__(self) -> EndpointServers:
@@ -103,7 +85,7 @@ class EndpointServers:
     def _start_local(self) -> None:
         from pipeline.endpoints.local import LocalServerPool, build_servers
 
-        self._loop = _LoopThread("local-servers")
+        self._loop = LoopThread("local-servers")
         servers = build_servers(self.endpoints, self.log_dir)
         self._local = LocalServerPool(servers, on_restart=self._on_restart)
         try:
