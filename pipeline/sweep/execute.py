@@ -25,14 +25,14 @@ from pipeline.sweep.progress import ProgressView
 from pipeline.sweep.run import (
     Prepared,
     StopFlag,
-    _lost_records,
-    _publication_dates,
-    _settings,
     finish,
+    lost_records_builder,
     new_manifest,
     owed_specs,
     prepare,
     prepare_run_dir,
+    publication_dates,
+    worker_settings,
     write_initial_plan,
 )
 from pipeline.sweep.servers import EndpointServers
@@ -96,7 +96,7 @@ def _coordinate(
         attempt_limit=p.cfg.retry.trajectory_attempts,
         budget=p.cfg.budget,
         caps=_caps(settings),
-        lost_records=_lost_records(p, settings),
+        lost_records=lost_records_builder(p, settings),
         progress=progress,
         should_stop=lambda: stop.requested,
     )
@@ -147,7 +147,7 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
 
     p = prepare(overrides)
     prepare_run_dir(p)
-    dates = _publication_dates(p.resolution)
+    dates = publication_dates(p.resolution)
     endpoints = [inc.endpoint for inc in p.resolution.included]
     manifest = p.manifest if p.manifest is not None else new_manifest(p)
     if p.manifest is None:
@@ -163,7 +163,7 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
         with EndpointServers(
             p.resolution.kind, endpoints, p.cfg, p.fixture, p.run_dir / "logs"
         ) as servers:
-            settings = {ep.config_id: _settings(p, ep, dates) for ep in servers.endpoints}
+            settings = {ep.config_id: worker_settings(p, ep, dates) for ep in servers.endpoints}
             temp_dir = None
             if p.cfg.ray.address == "local":  # recorded before start-up: a kill can land there
                 temp_dir = ray_temp_dir(p.run_dir)

@@ -163,14 +163,16 @@ class StopFlag:
             signal.signal(sig, handler)
 
 
-def _publication_dates(resolution: PanelResolution) -> dict[str, str | None]:
+def publication_dates(resolution: PanelResolution) -> dict[str, str | None]:
     return {
         inc.config_id: str(inc.publication_date) if inc.publication_date else None
         for inc in resolution.included
     }
 
 
-def _settings(p: Prepared, ep: EndpointConfig, dates: dict[str, str | None]) -> WorkerSettings:
+def worker_settings(
+    p: Prepared, ep: EndpointConfig, dates: dict[str, str | None]
+) -> WorkerSettings:
     cfg = p.cfg
     return WorkerSettings(
         endpoint=ep,
@@ -187,7 +189,7 @@ def _settings(p: Prepared, ep: EndpointConfig, dates: dict[str, str | None]) -> 
     )
 
 
-def _lost_records(
+def lost_records_builder(
     p: Prepared, settings: dict[str, WorkerSettings]
 ) -> Callable[[TrajectorySpec, str], TrajectoryRecords]:
     def build(spec: TrajectorySpec, detail: str) -> TrajectoryRecords:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from pipeline.carrier.arms import Arm, build_arms
-from pipeline.carrier.chat import ChatRequest, ChatResponse
+from pipeline.carrier.chat import ChatResponse
 from pipeline.carrier.fixture_model import render_chunk, render_message
 from pipeline.carrier.prompts import CHUNK_MARKER, RECALL_MARKER
 from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
@@ -199,10 +199,6 @@ def records_for(result, arm: Arm):  # type: ignore[no-untyped-def]
     )
     now = datetime.now(UTC)
     return build_records(spec, ctx, result, now, now)
-
-
-def _unused(_: ChatRequest) -> None:  # keeps ChatRequest import meaningful for readers
-    return None
 
 
 async def test_a_reply_from_the_simulator_marks_the_row_simulated(arms: dict[str, Arm]) -> None:
