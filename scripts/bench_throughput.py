@@ -76,13 +76,13 @@ async def _record_bodies(p: object, endpoints: tuple[object, ...]) -> list[list[
     """One trajectory per (configuration, arm) through the real worker; their bodies."""
     from pipeline.endpoints.client import open_client
     from pipeline.sweep.plan import TrajectorySpec
-    from pipeline.sweep.run import _publication_dates, _settings
+    from pipeline.sweep.run import publication_dates, worker_settings
     from pipeline.sweep.worker import EndpointWorkerCore
 
-    dates = _publication_dates(p.resolution)  # type: ignore[attr-defined]
+    dates = publication_dates(p.resolution)  # type: ignore[attr-defined]
     out: list[list[bytes]] = []
     for ep in endpoints:
-        settings = _settings(p, ep, dates)  # type: ignore[arg-type]
+        settings = worker_settings(p, ep, dates)  # type: ignore[arg-type]
         bodies: list[bytes] = []
         async with open_client(ep, retry=settings.retry, timeouts=settings.timeouts) as client:  # type: ignore[arg-type]
             core = EndpointWorkerCore(settings, RecordingClient(client, ep, bodies))  # type: ignore[arg-type]
