@@ -3,9 +3,10 @@
     PYTHONPATH=. python scripts/bench_ratelimit.py [--configs 20] [--rpm 600] [--window 60]
         [--warmup 3]
 
-Runs a sim sweep in this process (`run_sweep(..., analyze=False)`) with `sim.rpm_limit=RPM`:
-the panel gives each configuration a client limit of RPM (pipeline.endpoints.limits paces it)
-and its sim server enforces RPM over a 60 s sliding window (429 + Retry-After when exceeded).
+Runs a sim sweep in this process (`run_sweep(..., analyze=False, sim_servers="thread")`: the
+sim servers too, not in their usual child process) with `sim.rpm_limit=RPM`: the panel gives
+each configuration a client limit of RPM (pipeline.endpoints.limits paces it) and its sim
+server enforces RPM over a 60 s sliding window (429 + Retry-After when exceeded).
 The sweep has more work than the window needs (small scenario, 4 requests per trajectory),
 is kept saturated by `sim.concurrency`, and stops itself through `budget.requests` after
 warmup + window + a few seconds. The default window is 60 s, not the 30 s minimum: the
@@ -93,7 +94,8 @@ def main() -> int:
         ]
         print("overrides: " + " ".join(overrides[4:]))
         offset = time.time() - time.monotonic()
-        run_dir = run_sweep(overrides, analyze=False)
+        # "thread": RecordingWindow replaces sim.SlidingWindow in this process only.
+        run_dir = run_sweep(overrides, analyze=False, sim_servers="thread")
         figures = read_run(run_dir)
     stamps = [sorted(s) for s in ADMITTED]
     first = figures.first_dispatch - offset

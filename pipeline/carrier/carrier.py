@@ -129,11 +129,25 @@ def apply_carry_cap(carrier: str, cap_tokens: int) -> tuple[str, bool]:
     return carrier[:lo], True
 
 
+def _bare(line: str) -> str:
+    """The line without any mix of whitespace and heading markup (# * _ :) at either end."""
+    while True:
+        bare = line.strip().strip("#*_:")
+        if bare == line:
+            return bare
+        line = bare
+
+
 def count_headings(carrier: str, headings: tuple[str, ...]) -> int:
     """How many of the requested headings arrived as heading lines (any markdown style)."""
     wanted = {h.casefold() for h in headings}
     seen: set[str] = set()
     for line in carrier.splitlines():
+        # Outside its text a heading line holds only whitespace and markup, so its bare form
+        # is the heading: other lines skip the regex, which backtracks on long prose lines
+        # (it ran for every fold of every trajectory).
+        if _bare(line).casefold() not in wanted:
+            continue
         match = _HEADING_LINE.match(line)
         if match and match.group("text").strip().casefold() in wanted:
             seen.add(match.group("text").strip().casefold())

@@ -96,13 +96,30 @@ _ALNUM = r"[^\W_]"
 _JOINER = r"[-_./:@\\+~]"
 
 
-@lru_cache(maxsize=1024)
-def _token_pattern(value: str) -> re.Pattern[str]:
-    words = unicodedata.normalize("NFC", value).split()
+def _token_regex(words: Sequence[str]) -> str:
     body = r"[^\S\n]+".join(re.escape(word) for word in words)
-    return re.compile(
-        rf"(?<!{_ALNUM})(?<!{_ALNUM}{_JOINER}){body}(?!{_ALNUM})(?!{_JOINER}{_ALNUM})"
-    )
+    return rf"(?<!{_ALNUM})(?<!{_ALNUM}{_JOINER}){body}(?!{_ALNUM})(?!{_JOINER}{_ALNUM})"
+
+
+@lru_cache(maxsize=1024)
+def _token_parts(value: str) -> tuple[str, re.Pattern[str]]:
+    """(the word every match starts with, the whole-token pattern) of a non-blank value."""
+    words = unicodedata.normalize("NFC", value).split()
+    return words[0], re.compile(_token_regex(words))
+
+
+def _token_pattern(value: str) -> re.Pattern[str]:
+    return _token_parts(value)[1]
+
+
+@lru_cache(maxsize=1024)
+def _any_token_pattern(values: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One alternation matching any of `values` as a whole token (None if all are blank).
+
+    A check looks for every other graded value on its answer line; one search replaces 13.
+    """
+    regexes = [_token_regex(unicodedata.normalize("NFC", v).split()) for v in values if v.strip()]
+    return re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
 
 
 @lru_cache(maxsize=64)
@@ -111,11 +128,27 @@ def _nfc(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
+@lru_cache(maxsize=64)
+def _lines(text: str) -> tuple[str, ...]:
+    """The NFC lines of an answer, cached: each graded label scans them."""
+    return tuple(_nfc(text).splitlines())
+
+
 def contains_token(text: str, value: str) -> bool:
     """True when `value` occurs in `text` as a whole token (rules in the module docstring)."""
     if not value.strip():
         return False
-    return _token_pattern(value).search(_nfc(text)) is not None
+    # The pattern's leading lookbehinds defeat the regex engine's literal-prefix scan, so
+    # `search` crawled through every carrier; `str.find` jumps to where a match can start
+    # and `match` there still sees the characters before it.
+    first, pattern = _token_parts(value)
+    normal = _nfc(text)
+    at = normal.find(first)
+    while at >= 0:
+        if pattern.match(normal, at) is not None:
+            return True
+        at = normal.find(first, at + 1)
+    return False
 
 
 _LEAD = r"^(?:[\s*_`\"'•·+>|#\-–—]|\(?\d{1,3}[.)])*"
@@ -133,7 +166,7 @@ def _label_pattern(label: str) -> re.Pattern[str]:
 def answer_line_value(answer: str, label: str) -> str | None:
     """The raw value part of the first line answering `label`, or None if no line does."""
     pattern = _label_pattern(unicodedata.normalize("NFC", label))
-    for line in _nfc(answer).splitlines():
+    for line in _lines(answer):
         match = pattern.match(line)
         if match is not None:
             return line[match.end() :]
@@ -148,9 +181,10 @@ def _clean(value_part: str) -> str:
     return value_part.strip(_WRAPPERS).rstrip(",;").strip(_WRAPPERS)
 
 
-def _others_on_line(value_part: str, expected: str, others: Sequence[str]) -> bool:
+def _others_on_line(value_part: str, expected: str, others: tuple[str, ...]) -> bool:
     masked = _token_pattern(expected).sub(" ", value_part)
-    return any(contains_token(masked, other) for other in others)
+    pattern = _any_token_pattern(others)
+    return pattern is not None and pattern.search(_nfc(masked)) is not None
 
 
 def _classify(answered: str | None, kind: str) -> tuple[Outcome, bool]:
@@ -163,7 +197,7 @@ def _classify(answered: str | None, kind: str) -> tuple[Outcome, bool]:
     return "fabrication", is_stock_value(kind, answered)
 
 
-def _check(fact: ExpectedFact, others: Sequence[str], answer: str, carrier: str | None) -> Check:
+def _check(fact: ExpectedFact, others: tuple[str, ...], answer: str, carrier: str | None) -> Check:
     value_part = answer_line_value(answer, fact.label)
     passed = (
         value_part is not None
@@ -199,7 +233,7 @@ def grade(graded: Sequence[ExpectedFact], answer: str, carrier: str | None = Non
     checks = tuple(
         _check(
             fact,
-            [other.value for other in graded if other.value != fact.value],
+            tuple(other.value for other in graded if other.value != fact.value),
             answer,
             carrier,
         )

@@ -30,7 +30,7 @@ from pipeline.carrier.carrier import (
 from pipeline.carrier.chat import ChatClient, ChatMessage, ChatRequest, ChatResponse
 from pipeline.carrier.grade import ExpectedFact, Grade, grade
 from pipeline.carrier.prompts import RECALL_SYSTEM_PROMPT, fold_message, recall_message
-from pipeline.carrier.tokens import estimate_tokens
+from pipeline.carrier.tokens import estimate_quarters
 from pipeline.endpoints.errors import EndpointError, InfrastructureFault, RequestRejected
 
 RECALL_MAX_TOKENS = 700
@@ -101,11 +101,13 @@ class TrajectoryInputs:
     seed: int | None = None
 
 
-def _request_tokens(messages: Sequence[ChatMessage], arm: Arm) -> int:
-    text = "".join(m.content for m in messages)
-    if arm.schema is not None:
-        text += str(dict(arm.schema.schema))
-    return estimate_tokens(text)
+def _request_tokens(messages: Sequence[ChatMessage], extra_quarters: int = 0) -> int:
+    """The estimate of the messages' concatenation plus `extra_quarters` (a schema's size).
+
+    Quarters are additive over concatenation, so the messages are never joined.
+    """
+    quarters = sum(estimate_quarters(m.content) for m in messages) + extra_quarters
+    return -(-quarters // 4)
 
 
 class _Run:
@@ -122,6 +124,8 @@ class _Run:
         self.catch_up = False
         self.schema_adapted = False
         self.simulated = False
+        schema = self.arm.schema
+        self.schema_quarters = estimate_quarters(str(dict(schema.schema))) if schema else 0
 
     def carrier(self) -> str:
         rendered = self.ledger.render()
@@ -183,7 +187,7 @@ class _Run:
             fold_index=index,
             chunks=tuple(c.index for c in pending),
             finish_reason=response.finish_reason,
-            prompt_tokens_est=_request_tokens(messages, self.arm),
+            prompt_tokens_est=_request_tokens(messages, self.schema_quarters),
             prompt_tokens=response.usage.prompt_tokens,
             completion_tokens=response.usage.completion_tokens,
             cached_tokens=response.usage.cached_tokens,
@@ -220,7 +224,7 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
             ChatMessage("system", RECALL_SYSTEM_PROMPT),
             ChatMessage("user", recall_message(run.carrier(), labels)),
         )
-        recall_est = estimate_tokens("".join(m.content for m in messages))
+        recall_est = _request_tokens(messages)
         run.requests += 1
         response = await client.complete(
             ChatRequest(

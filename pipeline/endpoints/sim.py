@@ -10,7 +10,8 @@ counted as a limit violation) -> body (400) and model (404) -> latency -> inject
 (deterministic from seed and request index) -> the pseudo-model's reply. Memory is bounded:
 counters are fixed-size and the rpm window keeps at most `rpm_limit` timestamps. The API key
 is never logged, echoed or shown in a repr. `SimServerThread` runs servers on a private loop
-in a background thread for synchronous callers (the sweep driver, Ray).
+in a background thread for synchronous callers; a sweep runs that thread in a child process
+(`pipeline.endpoints.sim_process`), off the driver's GIL.
 """
 
 from __future__ import annotations

@@ -1,10 +1,16 @@
 """Ray side of the sweep: the EndpointWorker actor and the dispatcher that feeds it.
 
 One async actor per served configuration owns that endpoint's session, limiter and retry
-policy (state in exactly one place). Calls are coarse: one Ray call per trajectory attempt.
+policy (state in exactly one place). Calls are coarse: one Ray call carries a small batch of
+trajectory attempts (up to `MAX_BATCH`, fewer when the endpoint's in-flight cap is small),
+which the actor runs concurrently. A Ray call costs about 1.5 ms of CPU across driver and
+actor, as much as a trajectory's own protocol work against a fast endpoint
+(docs/benchmarks.md); a batch of 8 pays it once. Batches stay small because a batch reports
+when its last attempt ends, and its finished attempts hold their in-flight slots until then.
 A crashed actor is restarted by Ray (`max_restarts=-1`) but its in-flight calls are not
-retried by Ray (`max_task_retries=0`): the coordinator turns them into `worker_lost`
-infrastructure attempts, so the retry decision stays with the validity rule.
+retried by Ray (`max_task_retries=0`): the coordinator turns every attempt of a lost call
+into a `worker_lost` infrastructure attempt, so the retry decision stays with the validity
+rule.
 
 After a lost call the dispatcher holds that endpoint's trajectories until the restarted actor
 answers a ping: re-queued attempts sent during the restart would fail at once
@@ -14,9 +20,11 @@ tests/reliability/test_actor_crash.py).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import ray
@@ -27,6 +35,7 @@ from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
 
 RESTART_PING_S = 0.5  # how often a restarting actor is pinged
+MAX_BATCH = 8  # trajectory attempts per Ray call, at most
 
 LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
@@ -41,6 +50,9 @@ class EndpointWorker:
 
     async def run(self, spec: TrajectorySpec) -> Any:
         return await self.core.run(spec)
+
+    async def run_batch(self, specs: Sequence[TrajectorySpec]) -> list[Any]:
+        return list(await asyncio.gather(*(self.core.run(spec) for spec in specs)))
 
     async def probe(self, shapes: list[str], context_tokens_needed: int) -> Any:
         from pipeline.sweep.probing import probe_worker
@@ -70,21 +82,48 @@ def init_ray(address: str, num_cpus: int | None = None, temp_dir: str | None = N
     ray.init(**kwargs)
 
 
-class RayDispatcher:
-    """Submits attempts to EndpointWorker actors and reports completions as they land."""
+def batch_size(cap: int) -> int:
+    """Attempts per Ray call for an endpoint with `cap` trajectories in flight.
 
-    def __init__(self, workers: dict[str, Any]) -> None:
+    A quarter of the cap at most, so a batch never holds a large share of the endpoint's
+    slots while its slowest attempt finishes; 1 for tiny caps (local llama.cpp servers).
+    """
+    return max(1, min(MAX_BATCH, cap // 4))
+
+
+class RayDispatcher:
+    """Submits attempts to EndpointWorker actors in batches; reports each as it lands.
+
+    `submit` only queues; the queued attempts go out, per endpoint and in order, at the next
+    `poll`, so everything one coordinator pass dispatched shares as few calls as possible.
+    """
+
+    def __init__(self, workers: dict[str, Any], caps: dict[str, int] | None = None) -> None:
         self.workers = workers
-        self.refs: dict[Any, TrajectorySpec] = {}
+        self.batch = {cid: batch_size(cap) for cid, cap in (caps or {}).items()}
+        self.queued: dict[str, list[TrajectorySpec]] = {}
+        self.refs: dict[Any, list[TrajectorySpec]] = {}
         self.counts: dict[str, int] = {}
         # config_id -> outstanding ping (None: the next ping is due at ping_due[config_id])
         self.restarting: dict[str, Any | None] = {}
         self.ping_due: dict[str, float] = {}
 
     def submit(self, spec: TrajectorySpec) -> None:
-        ref = self.workers[spec.config_id].run.remote(spec)
-        self.refs[ref] = spec
+        self.queued.setdefault(spec.config_id, []).append(spec)
         self.counts[spec.config_id] = self.counts.get(spec.config_id, 0) + 1
+
+    def _send_queued(self) -> None:
+        for config_id, specs in self.queued.items():
+            size = self.batch.get(config_id, 1)
+            for at in range(0, len(specs), size):
+                chunk = specs[at : at + size]
+                worker = self.workers[config_id]
+                if len(chunk) == 1:
+                    ref = worker.run.remote(chunk[0])
+                else:
+                    ref = worker.run_batch.remote(chunk)
+                self.refs[ref] = chunk
+        self.queued.clear()
 
     def in_flight(self, config_id: str) -> int:
         if config_id in self.restarting:
@@ -92,7 +131,7 @@ class RayDispatcher:
         return self.counts.get(config_id, 0)
 
     def busy(self) -> bool:
-        return bool(self.refs)
+        return bool(self.refs) or bool(self.queued)
 
     def _send_due_pings(self) -> None:
         now = time.monotonic()
@@ -118,6 +157,7 @@ class RayDispatcher:
             self.ping_due[config_id] = time.monotonic() + RESTART_PING_S
 
     def poll(self, timeout_s: float) -> list[Completion]:
+        self._send_queued()
         self._send_due_pings()
         waitable = [*self.refs, *(p for p in self.restarting.values() if p is not None)]
         if not waitable:
@@ -133,16 +173,20 @@ class RayDispatcher:
         self._settle_pings(set(ready))
         completions = []
         for ref in ready:
-            spec = self.refs.pop(ref, None)
-            if spec is None:  # a ping, settled above
+            specs = self.refs.pop(ref, None)
+            if specs is None:  # a ping, settled above
                 continue
-            self.counts[spec.config_id] -= 1
+            config_id = specs[0].config_id
+            self.counts[config_id] -= len(specs)
             try:
-                completions.append(Completion(spec, ray.get(ref)))
+                found = ray.get(ref)
             except (RayActorError, WorkerCrashedError) as exc:
-                completions.append(Completion(spec, None, f"{type(exc).__name__}"))
-                self._lost(spec.config_id)
+                completions += [Completion(s, None, f"{type(exc).__name__}") for s in specs]
+                self._lost(config_id)
+                continue
             except RayTaskError as exc:
                 # A bug inside the worker: crash loudly rather than record it as data.
                 raise exc.as_instanceof_cause() from None  # type: ignore[no-untyped-call]
+            records = found if isinstance(found, list) else [found]
+            completions += [Completion(s, r) for s, r in zip(specs, records, strict=True)]
         return completions

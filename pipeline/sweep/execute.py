@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow.compute as pc
 
@@ -90,12 +90,13 @@ def _coordinate(
 
     specs = owed_specs(p)
     progress = ProgressView(len(specs), enabled=p.cfg.progress)
+    caps = _caps(settings)
     coordinator = Coordinator(
-        dispatcher=RayDispatcher(workers),
+        dispatcher=RayDispatcher(workers, caps),
         sink=sink,
         attempt_limit=p.cfg.retry.trajectory_attempts,
         budget=p.cfg.budget,
-        caps=_caps(settings),
+        caps=caps,
         lost_records=lost_records_builder(p, settings),
         progress=progress,
         should_stop=lambda: stop.requested,
@@ -139,8 +140,14 @@ def _close_session(
         write_manifest(p.run_dir, dataclasses.replace(closed, sim_counters=extra["sim_counters"]))
 
 
-def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
-    """Run (or resume) a sweep; returns the run directory."""
+def run_sweep(
+    overrides: Sequence[str],
+    *,
+    analyze: bool = True,
+    sim_servers: Literal["process", "thread"] = "process",
+) -> Path:
+    """Run (or resume) a sweep; returns the run directory. `sim_servers`: where a sim panel's
+    servers run, a child process (default, off the driver's GIL) or a thread of this one."""
     import ray
 
     from pipeline.sweep.actors import EndpointWorker, init_ray
@@ -161,7 +168,12 @@ def run_sweep(overrides: Sequence[str], *, analyze: bool = True) -> Path:
     started_ray = not ray.is_initialized()
     try:
         with EndpointServers(
-            p.resolution.kind, endpoints, p.cfg, p.fixture, p.run_dir / "logs"
+            p.resolution.kind,
+            endpoints,
+            p.cfg,
+            p.fixture,
+            p.run_dir / "logs",
+            sim_servers=sim_servers,
         ) as servers:
             settings = {ep.config_id: worker_settings(p, ep, dates) for ep in servers.endpoints}
             temp_dir = None

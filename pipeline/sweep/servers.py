@@ -2,6 +2,9 @@
 
 Hosted and user endpoints need nothing started. Either way, the result is the panel's
 EndpointConfigs with their base URLs filled in, plus whatever the servers counted.
+Simulated servers run in a child process by default (`SimServerProcess`), so they do not
+compete with the coordinator for the driver's GIL; `sim_servers="thread"` keeps them in this
+process, for callers that instrument them in place (scripts/bench_ratelimit.py).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from pipeline.carrier.fixture_model import Fixture
 from pipeline.config.schema import EndpointConfig, RunConfig
@@ -29,8 +32,13 @@ class EndpointServers:
         cfg: RunConfig,
         fixture: Fixture,
         log_dir: Path,
+        *,
+        sim_servers: Literal["process", "thread"] = "process",
     ) -> None:
+        if sim_servers not in ("process", "thread"):
+            raise ValueError(f"sim_servers must be 'process' or 'thread', not {sim_servers!r}")
         self.kind = kind
+        self.sim_servers = sim_servers
         self.endpoints = tuple(endpoints)
         self.cfg = cfg
         self.fixture = fixture
@@ -48,8 +56,9 @@ class EndpointServers:
         return self
 
     def _start_sim(self) -> None:
-        from pipeline.endpoints.sim import SimOptions, SimServer, SimServerThread
+        from pipeline.endpoints.sim import SimOptions, SimServerThread
         from pipeline.endpoints.sim_model import profiles_for
+        from pipeline.endpoints.sim_process import SimServerProcess, SimServerSpec
 
         sim = self.cfg.sim
         key = None
@@ -67,15 +76,18 @@ class EndpointServers:
             stall_s=sim.stall_s,
         )
         profiles = profiles_for(len(self.endpoints), sim.seed)
-        servers = [
-            SimServer(
+        specs = [
+            SimServerSpec(
                 dataclasses.replace(profile, config_id=ep.config_id, model=ep.model),
-                self.fixture.planted,
+                tuple(self.fixture.planted),
                 options,
             )
             for profile, ep in zip(profiles, self.endpoints, strict=True)
         ]
-        self._sim = SimServerThread(servers)
+        if self.sim_servers == "process":
+            self._sim = SimServerProcess(specs)
+        else:
+            self._sim = SimServerThread([spec.build() for spec in specs])
         urls = self._sim.start()
         self.endpoints = tuple(
             dataclasses.replace(ep, base_url=url)
