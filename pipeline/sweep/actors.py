@@ -21,6 +21,7 @@ tests/reliability/test_actor_crash.py).
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 import time
@@ -40,6 +41,9 @@ MAX_BATCH = 8  # trajectory attempts per Ray call, at most
 LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    # Task events feed the state API and dashboard, which a sweep never reads; reporting them
+    # cost every actor and the GCS work per call (docs/benchmarks.md). Set it to re-enable.
+    "RAY_task_events_report_interval_ms": "0",
 }
 
 
@@ -47,6 +51,11 @@ LOOPBACK_ENV = {
 class EndpointWorker:
     def __init__(self, settings: WorkerSettings) -> None:
         self.core = EndpointWorkerCore(settings)
+        # Each reply allocates thousands of small containers, so the default gen-0 threshold
+        # (700) ran a collection every few requests over the actor's large heap (Ray,
+        # aiohttp, the fixture); a 100,000 threshold cut the actor's CPU per trajectory by
+        # about 15% (docs/benchmarks.md). Garbage cycles are rare here and stay bounded.
+        gc.set_threshold(100_000, 50, 100)
 
     async def run(self, spec: TrajectorySpec) -> Any:
         return await self.core.run(spec)
