@@ -1,7 +1,7 @@
 """Benchmark: sweep throughput against a raw aiohttp loop on the same simulated servers.
 
     PYTHONPATH=. python scripts/bench_throughput.py [--configs 10] [--concurrency 50]
-        [--latency 0.2] [--repeats 60] [--raw-seconds 12]
+        [--latency 0.2] [--repeats 60] [--raw-seconds 12] [--rounds 3]
 
 1. Starts the sim servers exactly as a sweep does (EndpointServers: same profiles, latency,
    pseudo-model) and records the request bodies of one trajectory per (configuration, arm),
@@ -11,6 +11,10 @@
 3. Pipeline: a full sim sweep in a subprocess (`run_sweep(..., analyze=False)`) with the same
    configs, latency and concurrency. Requests come from the servers' counters (chat probes
    subtracted), time is the coordinator's first dispatch to last completion.
+4. Steps 2 and 3 alternate for `--rounds` rounds (default 3), each raw run next to its
+   pipeline run, so a change in the machine's load hits both sides of a round; the figures
+   printed last are medians over the rounds (on this shared machine single runs of the
+   same code scattered by +-10%).
 Requests in flight = configs x concurrency in both (the coordinator keeps 2 x concurrency
 trajectories per endpoint, so every request slot stays busy). CPU ms per request is the whole
 process tree's (servers, client or driver, Ray) over the measured window.
@@ -23,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -32,6 +35,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
+from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo: pipeline
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # _bench_common
@@ -65,10 +69,10 @@ class RecordingClient:
         self.bodies = bodies
 
     async def complete(self, request: object) -> object:
-        from pipeline.endpoints.wire import build_body
+        from pipeline.endpoints.wire import build_body, encode_body
 
         body, _ = build_body(self.endpoint, request, send_seed=True)  # type: ignore[arg-type]
-        self.bodies.append(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        self.bodies.append(encode_body(body))
         return await self.inner.complete(request)  # type: ignore[attr-defined]
 
 
@@ -164,6 +168,53 @@ def run_raw(args: argparse.Namespace, out_dir: Path) -> tuple[RawResult, float, 
     return result, sampler.cpu_between(result.started, result.finished), served
 
 
+@dataclass(frozen=True)
+class Round:
+    raw_rps: float
+    raw_ms: float  # CPU ms per request
+    pipeline_rps: float
+    pipeline_ms: float
+
+
+def raw_round(args: argparse.Namespace, tmp: Path) -> tuple[float, float]:
+    """One raw measurement: (requests/s, CPU ms per request)."""
+    raw, raw_cpu, served = run_raw(args, tmp)
+    raw_rps = raw.requests / raw.elapsed_s
+    raw_ms = 1000 * raw_cpu / raw.requests
+    print(
+        f"raw: {raw.requests} requests ({raw.errors} errors, server saw {served}) "
+        f"in {raw.elapsed_s:.2f} s"
+    )
+    print(f"raw_rps={raw_rps:.1f} raw_cpu_ms_per_request={raw_ms:.3f}")
+    return raw_rps, raw_ms
+
+
+def pipeline_round(args: argparse.Namespace, tmp: Path) -> tuple[float, float]:
+    """One full sim sweep through the pipeline: (requests/s, CPU ms per request)."""
+    overrides = [
+        *sweep_overrides(
+            tmp, configs=args.configs, concurrency=args.concurrency, latency_s=args.latency
+        ),
+        f"arms={ARMS}",
+        f"repeats={args.repeats}",
+    ]
+    run = run_sweep_subprocess(overrides)
+    figures = read_run(run.run_dir)
+    cpu = run.sampler.cpu_between(figures.first_dispatch, figures.last_complete)
+    pipeline_rps = figures.pipeline_requests / figures.window_s
+    pipeline_ms = 1000 * cpu / figures.pipeline_requests
+    print(
+        f"pipeline: {figures.trajectories} trajectories ({figures.valid} valid), "
+        f"{figures.pipeline_requests} requests (server) / {figures.row_requests} (rows) "
+        f"in {figures.window_s:.2f} s dispatch-to-last-completion; whole run {run.wall_s:.1f} s"
+    )
+    print(f"pipeline_rps={pipeline_rps:.1f} pipeline_cpu_ms_per_request={pipeline_ms:.3f}")
+    by_name = run.sampler.cpu_by_name(figures.first_dispatch, figures.last_complete)
+    shares = sorted(by_name.items(), key=lambda kv: -kv[1])
+    print("pipeline CPU s by process: " + ", ".join(f"{k}={v:.1f}" for k, v in shares if v >= 0.05))
+    return pipeline_rps, pipeline_ms
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", type=int, default=10)
@@ -171,48 +222,30 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--raw-seconds", type=float, default=12.0)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     in_flight = args.configs * args.concurrency
     print(f"load average before: {load_average()}; requests in flight: {in_flight}")
-    with tempfile.TemporaryDirectory(prefix="bench-throughput-") as tmp:
-        raw, raw_cpu, served = run_raw(args, Path(tmp))
-        raw_rps = raw.requests / raw.elapsed_s
-        print(
-            f"raw: {raw.requests} requests ({raw.errors} errors, server saw {served}) "
-            f"in {raw.elapsed_s:.2f} s"
-        )
-        print(f"raw_rps={raw_rps:.1f} raw_cpu_ms_per_request={1000 * raw_cpu / raw.requests:.3f}")
-        overrides = [
-            *sweep_overrides(
-                Path(tmp),
-                configs=args.configs,
-                concurrency=args.concurrency,
-                latency_s=args.latency,
-            ),
-            f"arms={ARMS}",
-            f"repeats={args.repeats}",
-        ]
-        run = run_sweep_subprocess(overrides)
-        figures = read_run(run.run_dir)
-    cpu = run.sampler.cpu_between(figures.first_dispatch, figures.last_complete)
-    pipeline_rps = figures.pipeline_requests / figures.window_s
-    print(
-        f"pipeline: {figures.trajectories} trajectories ({figures.valid} valid), "
-        f"{figures.pipeline_requests} requests (server) / {figures.row_requests} (rows) "
-        f"in {figures.window_s:.2f} s dispatch-to-last-completion; whole run {run.wall_s:.1f} s"
-    )
-    print(
-        f"pipeline_rps={pipeline_rps:.1f} "
-        f"pipeline_cpu_ms_per_request={1000 * cpu / figures.pipeline_requests:.3f}"
-    )
-    by_name = run.sampler.cpu_by_name(figures.first_dispatch, figures.last_complete)
-    shares = sorted(by_name.items(), key=lambda kv: -kv[1])
-    print("pipeline CPU s by process: " + ", ".join(f"{k}={v:.1f}" for k, v in shares if v >= 0.05))
+    rounds: list[Round] = []
+    for number in range(1, args.rounds + 1):
+        print(f"--- round {number} of {args.rounds} (load average {load_average()})")
+        with tempfile.TemporaryDirectory(prefix="bench-throughput-") as tmp:
+            raw_rps, raw_ms = raw_round(args, Path(tmp))
+            pipeline_rps, pipeline_ms = pipeline_round(args, Path(tmp))
+        rounds.append(Round(raw_rps, raw_ms, pipeline_rps, pipeline_ms))
+        print(f"round ratio_vs_raw={pipeline_rps / raw_rps:.3f}")
     print(f"load average after: {load_average()}")
-    pipeline_ms = 1000 * cpu / figures.pipeline_requests
-    raw_ms = 1000 * raw_cpu / raw.requests
-    print(f"cpu_ratio={raw_ms / pipeline_ms:.3f} (raw CPU per request / pipeline CPU per request)")
-    print(f"ratio_vs_raw={pipeline_rps / raw_rps:.3f}")
+    ratios = [r.pipeline_rps / r.raw_rps for r in rounds]
+    cpu_ratios = [r.raw_ms / r.pipeline_ms for r in rounds]
+    print(f"per-round ratio_vs_raw: {', '.join(f'{x:.3f}' for x in ratios)}")
+    print(
+        f"median raw_rps={median(r.raw_rps for r in rounds):.1f} "
+        f"pipeline_rps={median(r.pipeline_rps for r in rounds):.1f} "
+        f"raw_cpu_ms_per_request={median(r.raw_ms for r in rounds):.3f} "
+        f"pipeline_cpu_ms_per_request={median(r.pipeline_ms for r in rounds):.3f}"
+    )
+    print(f"cpu_ratio={median(cpu_ratios):.3f} (raw CPU per request / pipeline CPU per request)")
+    print(f"ratio_vs_raw={median(ratios):.3f}")
     return 0
 
 

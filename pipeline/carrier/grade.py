@@ -221,6 +221,12 @@ def _check(fact: ExpectedFact, others: tuple[str, ...], answer: str, carrier: st
     )
 
 
+@lru_cache(maxsize=64)
+def _others_by_value(values: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """For each graded value, every other graded value (one fixture grades thousands of times)."""
+    return {value: tuple(other for other in values if other != value) for value in values}
+
+
 def grade(graded: Sequence[ExpectedFact], answer: str, carrier: str | None = None) -> Grade:
     """Grade one recall answer against the graded facts; audit `carrier` when given.
 
@@ -230,15 +236,8 @@ def grade(graded: Sequence[ExpectedFact], answer: str, carrier: str | None = Non
     """
     if not graded:
         raise ValueError("grade() needs at least one graded fact")
-    checks = tuple(
-        _check(
-            fact,
-            tuple(other.value for other in graded if other.value != fact.value),
-            answer,
-            carrier,
-        )
-        for fact in graded
-    )
+    others = _others_by_value(tuple(fact.value for fact in graded))
+    checks = tuple(_check(fact, others[fact.value], answer, carrier) for fact in graded)
     passed = sum(check.passed for check in checks)
     return Grade(
         checks=checks,

@@ -15,7 +15,6 @@ Wire formats (response_format, reasoning, provider pin) are built in `pipeline.e
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import AsyncIterator, Callable
@@ -37,7 +36,13 @@ from pipeline.endpoints.errors import (
 from pipeline.endpoints.http_status import parse_retry_after, status_error
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.retry import RetryPolicy, build_retry
-from pipeline.endpoints.wire import build_body, check_endpoint_forms, parse_models, parse_reply
+from pipeline.endpoints.wire import (
+    build_body,
+    check_endpoint_forms,
+    encode_body,
+    parse_models,
+    parse_reply,
+)
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024  # a chat reply; far above any max_tokens we send
 MODELS_MAX_BODY_BYTES = 32 * 1024 * 1024  # a hosted /models listing is a few MiB
@@ -136,7 +141,7 @@ class OpenAIChatClient:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         body, adapted = build_body(self.endpoint, request, send_seed=self._send_seed)
-        payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        payload = encode_body(body)
         tokens = estimate_tokens(request)
 
         async def attempt() -> ChatResponse:

@@ -1,8 +1,9 @@
 """Actor crash: SIGKILL one EndpointWorker process while its trajectories are in flight.
 
 The worker is found among the processes carrying this test's marker: Ray titles an actor
-process `ray::EndpointWorker.run` while it executes a trajectory (`.probe` while probing), so
-the first process with that title has trajectories in flight. With sim latency 0.5 s a
+process `ray::EndpointWorker.run` while it executes a trajectory, or `.run_batch` for a batch
+of them (`.probe` while probing), so the first process whose title starts with
+`ray::EndpointWorker.run` has trajectories in flight. With sim latency 0.5 s a
 trajectory takes about 2 s, and every trajectory of an endpoint is in flight at once (the
 in-flight cap is 2 x concurrency), so the kill lands mid-trajectory.
 """

@@ -16,7 +16,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 CASES = {
     "bench_throughput.py": (
-        ["--configs", "2", "--concurrency", "3", "--repeats", "1", "--raw-seconds", "1"],
+        [
+            "--configs",
+            "2",
+            "--concurrency",
+            "3",
+            "--repeats",
+            "1",
+            "--raw-seconds",
+            "1",
+            "--rounds",
+            "1",
+        ],
         r"ratio_vs_raw=\d+\.\d+",
     ),
     "bench_ratelimit.py": (
