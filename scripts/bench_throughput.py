@@ -100,8 +100,17 @@ async def _record_bodies(p: object, endpoints: tuple[object, ...]) -> list[list[
 def raw_client(
     urls: list[str], bodies: list[list[bytes]], concurrency: int, seconds: float
 ) -> RawResult:
-    """The raw loop (runs in its own process): `concurrency` POSTs in flight per server."""
-    return asyncio.run(_raw(urls, bodies, concurrency, seconds))
+    """The raw loop (runs in its own process): `concurrency` POSTs in flight per server.
+
+    It runs on the event loop Ray gives the pipeline's actors (uvloop when installed), so
+    the loop implementation is not a difference between the two sides.
+    """
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(_raw(urls, bodies, concurrency, seconds))
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(_raw(urls, bodies, concurrency, seconds))
 
 
 async def _raw(
