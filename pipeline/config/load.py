@@ -59,7 +59,12 @@ def load(overrides: Sequence[str] = ()) -> RunConfig:
     data = compose_dict(overrides)
     if not data.get("arms"):
         raise ConfigError("no arms selected; pass for example arms=[j,q]")
-    return build(RunConfig, data)
+    cfg = build(RunConfig, data)
+    if cfg.ray.endpoints_per_worker < 1:
+        raise ConfigError(
+            f"ray.endpoints_per_worker must be at least 1, got {cfg.ray.endpoints_per_worker}"
+        )
+    return cfg
 
 
 def _explain(exc: Exception, overrides: Sequence[str]) -> str:

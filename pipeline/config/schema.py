@@ -174,6 +174,7 @@ class BudgetConfig:
 class RayConfig:
     address: str = "local"
     num_cpus: int | None = None
+    endpoints_per_worker: int = 1  # endpoints hosted by one EndpointWorker actor process
 
 
 @dataclass(frozen=True)

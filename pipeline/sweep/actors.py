@@ -49,8 +49,14 @@ LOOPBACK_ENV = {
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0, max_concurrency=100_000)  # type: ignore[call-overload]
 class EndpointWorker:
-    def __init__(self, settings: WorkerSettings) -> None:
-        self.core = EndpointWorkerCore(settings)
+    """Hosts the worker cores of one or more endpoints (`ray.endpoints_per_worker`).
+
+    Each endpoint's core, and so its session, limiter and retry policy, lives in exactly one
+    actor; an attempt goes to its endpoint's core by `spec.config_id`.
+    """
+
+    def __init__(self, settings: Sequence[WorkerSettings]) -> None:
+        self.cores = {s.endpoint.config_id: EndpointWorkerCore(s) for s in settings}
         # Each reply allocates thousands of small containers, so the default gen-0 threshold
         # (700) ran a collection every few requests over the actor's large heap (Ray,
         # aiohttp, the fixture); a 100,000 threshold cut the actor's CPU per trajectory by
@@ -58,21 +64,48 @@ class EndpointWorker:
         gc.set_threshold(100_000, 50, 100)
 
     async def run(self, spec: TrajectorySpec) -> Any:
-        return await self.core.run(spec)
+        return await self.cores[spec.config_id].run(spec)
 
     async def run_batch(self, specs: Sequence[TrajectorySpec]) -> list[Any]:
-        return list(await asyncio.gather(*(self.core.run(spec) for spec in specs)))
+        return list(await asyncio.gather(*(self.cores[s.config_id].run(s) for s in specs)))
 
-    async def probe(self, shapes: list[str], context_tokens_needed: int) -> Any:
+    async def probe(self, config_id: str, shapes: list[str], context_tokens_needed: int) -> Any:
         from pipeline.sweep.probing import probe_worker
 
-        return await probe_worker(self.core, shapes, context_tokens_needed)
+        return await probe_worker(self.cores[config_id], shapes, context_tokens_needed)
 
     def pid(self) -> int:
         return os.getpid()
 
     async def close(self) -> None:
-        await self.core.close()
+        for core in self.cores.values():
+            await core.close()
+
+
+def endpoint_groups(config_ids: Sequence[str], per_worker: int) -> list[list[str]]:
+    """Consecutive groups of at most `per_worker` endpoints, in panel order."""
+    ids = list(config_ids)
+    return [ids[at : at + per_worker] for at in range(0, len(ids), per_worker)]
+
+
+def start_workers(settings: dict[str, WorkerSettings], per_worker: int) -> dict[str, Any]:
+    """One EndpointWorker per group of endpoints; config_id -> its worker's handle.
+
+    One endpoint per worker is DESIGN's layout. On a machine with fewer cores than endpoints,
+    10 actor processes each at a tenth of the rate spent more CPU per request than a few
+    busier ones (docs/benchmarks.md); `ray.endpoints_per_worker` trades that against
+    isolation: a crashed worker loses the attempts in flight of every endpoint it hosts.
+    """
+    workers: dict[str, Any] = {}
+    for group in endpoint_groups(list(settings), per_worker):
+        handle = EndpointWorker.remote([settings[cid] for cid in group])  # type: ignore[attr-defined]
+        workers.update(dict.fromkeys(group, handle))
+    return workers
+
+
+def distinct(workers: dict[str, Any]) -> list[Any]:
+    """Each actor handle once (endpoints that share a worker share its handle)."""
+    return list({id(handle): handle for handle in workers.values()}.values())
 
 
 def init_ray(address: str, num_cpus: int | None = None, temp_dir: str | None = None) -> None:
@@ -101,7 +134,8 @@ def batch_size(cap: int) -> int:
 
 
 class RayDispatcher:
-    """Submits attempts to EndpointWorker actors in batches; reports each as it lands.
+    """Submits attempts to EndpointWorker actors in batches; reports a call's attempts when
+    the call returns.
 
     `submit` only queues; the queued attempts go out, per endpoint and in order, at the next
     `poll`, so everything one coordinator pass dispatched shares as few calls as possible.

@@ -50,7 +50,8 @@ def _probe_all(
     for inc in p.resolution.included:
         needs = arm_needs(p.arms, inc.endpoint)
         needs_by_config[inc.config_id] = needs
-        refs[inc.config_id] = workers[inc.config_id].probe.remote(shapes_needed(needs), needed)
+        worker = workers[inc.config_id]
+        refs[inc.config_id] = worker.probe.remote(inc.config_id, shapes_needed(needs), needed)
     not_run: dict[tuple[str, str], str] = {}
     verdicts: list[dict[str, Any]] = []
     for config_id, ref in refs.items():
@@ -121,6 +122,8 @@ def _close_session(
     """Record server restarts, close the workers, and write the plan and manifest."""
     import ray
 
+    from pipeline.sweep.actors import distinct
+
     for event in servers.restarts:
         detail = {k: v for k, v in event.items() if k != "config_id"}
         sink.event("server_restart", config_id=event.get("config_id"), **detail)
@@ -134,7 +137,7 @@ def _close_session(
             "cost_usd": outcome.cost_usd,
         },
     }
-    ray.get([w.close.remote() for w in workers.values()])
+    ray.get([w.close.remote() for w in distinct(workers)])
     closed = finish(p, manifest, outcome.status, extra)
     if extra["sim_counters"]:
         write_manifest(p.run_dir, dataclasses.replace(closed, sim_counters=extra["sim_counters"]))
@@ -150,7 +153,7 @@ def run_sweep(
     servers run, a child process (default, off the driver's GIL) or a thread of this one."""
     import ray
 
-    from pipeline.sweep.actors import EndpointWorker, init_ray
+    from pipeline.sweep.actors import init_ray, start_workers
 
     p = prepare(overrides)
     prepare_run_dir(p)
@@ -182,7 +185,7 @@ def run_sweep(
                 record_session(p.run_dir, temp_dir)
                 os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process
             init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir)
-            workers = {cid: EndpointWorker.remote(s) for cid, s in settings.items()}  # type: ignore[attr-defined]
+            workers = start_workers(settings, p.cfg.ray.endpoints_per_worker)
             if not p.resuming:
                 not_run, verdicts = _probe_all(p, workers, sink)
                 write_initial_plan(p, not_run)
