@@ -47,6 +47,9 @@ class EndpointServers:
         self._local: Any = None
         self._loop: LoopThread | None = None
         self.restarts: list[dict[str, Any]] = []
+        # One line naming why a started server can no longer serve (e.g. a crash loop); the
+        # sweep stops when it is set and exits non-zero with it.
+        self.fatal: str | None = None
 
     def __enter__(self) -> EndpointServers:
         if self.kind == "sim":
