@@ -6,7 +6,7 @@ and prints one line per server on stdout, `BASE_URL MODEL`, flushed as soon as i
 With `--port N` and several configs the servers take N, N+1, ...; port 0 picks free ports.
 On exit it prints each server's counters as one JSON line on stderr. The API key is read from
 the variable named by `--api-key-env` and never printed. `serve local` delegates to
-`pipeline.endpoints.local.serve_main`.
+`pipeline.endpoints.local_serve.serve_main`.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
     kind, rest = argv[0], argv[1:]
     if kind == "local":
         # lazy: the local-model module and its optional dependencies load only when asked
-        from pipeline.endpoints.local import serve_main
+        from pipeline.endpoints.local_serve import serve_main
 
         code: int = serve_main(rest)
         return code

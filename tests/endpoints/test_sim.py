@@ -228,9 +228,9 @@ def test_serve_local_delegates_to_the_local_module(monkeypatch: pytest.MonkeyPat
         seen.append(argv)
         return 5
 
-    fake = types.ModuleType("pipeline.endpoints.local")
+    fake = types.ModuleType("pipeline.endpoints.local_serve")
     fake.serve_main = serve_main  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "pipeline.endpoints.local", fake)
+    monkeypatch.setitem(sys.modules, "pipeline.endpoints.local_serve", fake)
     assert serve.main(["local", "--model", "x"]) == 5
     assert seen == [["--model", "x"]]
 
