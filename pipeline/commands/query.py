@@ -2,6 +2,13 @@
 
 The run's tables are registered lazily as `rows`, `checks`, `folds`, `events` and `plan`
 (those present). Bad SQL, an unknown table or column is a one-line error.
+
+The query is read-only over those tables and nothing else: Polars SQL's table functions
+(`read_csv`, `read_parquet`, `read_ipc`, `read_json`, `read_ndjson`) would otherwise read any
+file on the machine or another run's parquet, so `query_guard.check_read_only` rejects them,
+file paths used as tables, qualified names and every statement that is not a read, before the
+query runs (see docs/reliability.md, "Query is read-only"). No globals or catalogs are
+registered, so a plain name resolves only to a run table or one of the query's CTEs.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.commands.args import CommandParser
+from pipeline.commands.query_guard import check_read_only
 from pipeline.usererror import UserError
 
 
@@ -25,14 +33,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
-    """The query's result; UserError for a missing run dir, no tables, or a failing query."""
+    """The query's result; UserError for a missing run dir, no tables, a query that reaches
+    beyond the run's tables (checked before anything runs), or a failing query."""
     from jobs import io
 
     frames = io.scan_raw(io.require_run_dir(run_dir))
     if not frames:
         raise UserError(f"{run_dir} has no tables (rows/, checks/, folds/, events/, plan.parquet)")
-    context = pl.SQLContext(frames=frames)
+    context = pl.SQLContext(frames=frames, register_globals=False)
     try:
+        check_read_only(sql, list(frames))
         return context.execute(sql, eager=True)
     except pl.exceptions.PolarsError as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
