@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -101,7 +102,67 @@ def materialize(cfg: RunConfig) -> PanelConfig:
             f"panel.kind '{cfg.panel.kind}' is unknown; use one of {', '.join(KINDS)}"
         )
     _check_unique_ids(panel)
+    for config in panel.configs:
+        _check_base_url(panel, config, cfg)
     return panel
+
+
+def base_url_problem(value: str) -> str | None:
+    """Why `value` cannot be an endpoint's base URL (None if it can): an absolute http(s) URL
+    with a host, e.g. http://127.0.0.1:8000/v1, without spaces, credentials, query or fragment.
+    """
+    if value != value.strip() or any(ch.isspace() for ch in value):
+        return "contains spaces"
+    if "://" not in value:
+        return "has no scheme"
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError:
+        return "has an invalid host or port"
+    checks = (
+        (
+            parts.scheme.lower() not in ("http", "https"),
+            f"has scheme {parts.scheme!r}, not http or https",
+        ),
+        (not parts.hostname, "has no host"),
+        (port == 0, "has port 0"),
+        (
+            parts.username is not None or parts.password is not None,
+            "carries credentials (keys belong in an environment variable: api_key_env)",
+        ),
+        (
+            bool(parts.query or parts.fragment) or value.endswith(("?", "#")),
+            "has a query or fragment",
+        ),
+    )
+    return next((problem for failed, problem in checks if failed), None)
+
+
+def _check_base_url(panel: PanelConfig, config: EndpointConfig, cfg: RunConfig) -> None:
+    """A malformed base URL is a one-line error naming the configuration, value and fix."""
+    if not config.base_url:  # sim and local servers fill it in; requests need one otherwise
+        return
+    problem = base_url_problem(config.base_url)
+    if problem is None:
+        return
+    if panel.kind == "endpoint" and not cfg.endpoint.panel_file:
+        source = "endpoint.base_url"
+    elif panel.kind == "endpoint":
+        source = f"base_url in endpoint.panel_file {cfg.endpoint.panel_file}"
+    else:
+        source = f"base_url in panel '{panel.name}'"
+    shown = config.base_url
+    if "credentials" in problem:  # never echo a password
+        parts = urlsplit(shown)
+        shown = parts._replace(netloc=f"***@{parts.netloc.rsplit('@', 1)[1]}").geturl()
+    example = "http://127.0.0.1:8000/v1"
+    if problem == "has no scheme" and shown.strip() and not shown.startswith("/"):
+        example = f"http://{shown.strip()}"
+    raise ConfigError(
+        f"configuration {config.config_id}: {source} {shown!r} {problem}; give an absolute "
+        f"http(s) URL with a host and the API prefix, e.g. {example}"
+    )
 
 
 def load_panel_catalog(panel: PanelConfig) -> Catalog | None:

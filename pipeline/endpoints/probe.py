@@ -16,8 +16,17 @@ Verdicts:
     schema_advertised_reply_nonconforming       schema sent, reply not JSON / missing required
     schema_unsupported                          deterministic rejection of the schema shape
     context_too_short                           known context below the need, or context 400
+    auth_rejected                               401 / 403: the key was refused or is missing;
+                                                detail names the key variable (api_key_env),
+                                                never the key
     probe_rejected                              any other deterministic rejection (detail says)
-    unreachable                                 infrastructure faults persisted through retries
+    unreachable                                 infrastructure faults persisted through retries;
+                                                detail names the URL (e.g. "connection refused
+                                                at http://127.0.0.1:9/v1")
+
+After an `unreachable` or `auth_rejected` shape the remaining shapes are not sent (they would
+sit through the same retries or the same refusal); they get the same verdict, detail
+"not attempted: <verdict> on <shape>".
 
 A context length that neither the config nor /models states is "ok" with detail "unverified":
 probing it by sending a prompt of the needed size would cost a full-size request per endpoint,
@@ -26,8 +35,10 @@ and a too-long prompt during the sweep is a clean RequestRejected anyway.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -35,7 +46,13 @@ from typing import Protocol, runtime_checkable
 
 from pipeline.carrier.chat import ChatClient, ChatMessage, ChatRequest, ResponseSchema
 from pipeline.config.schema import EndpointConfig
-from pipeline.endpoints.errors import InfrastructureFault, RequestRejected
+from pipeline.endpoints.errors import (
+    HttpStatusFault,
+    InfrastructureFault,
+    MalformedEnvelope,
+    RequestRejected,
+    TimeoutFault,
+)
 
 SHAPES = ("plain", "schema", "reasoning_disabled", "context_length")
 OK = "ok"
@@ -70,7 +87,10 @@ _REASON_VERDICTS = {
     "context_too_long": "context_too_short",
     "reasoning_not_disableable": "probe_rejected_reasoning_not_disableable",
     "schema_unsupported": "schema_unsupported",
+    "auth": "auth_rejected",
 }
+# Verdicts after which the remaining shapes are not sent.
+_STOPPING_VERDICTS = ("unreachable", "auth_rejected")
 _SHAPE_REJECTION_VERDICTS = {
     "schema": "schema_unsupported",
     "reasoning_disabled": "probe_rejected_reasoning_not_disableable",
@@ -157,6 +177,60 @@ async def _judge_context(
     return OK, f"{source} {known} >= needed {need}"
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from (the client keeps the aiohttp cause)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def fault_phrase(exc: InfrastructureFault) -> str:
+    """A few plain words for an infrastructure fault: "connection refused", "timed out" ..."""
+    for cause in _causes(exc):
+        if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == (
+            errno.ECONNREFUSED
+        ):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "host not found"
+    if isinstance(exc, TimeoutFault):
+        return "timed out"
+    if isinstance(exc, HttpStatusFault):
+        return f"HTTP {exc.status}"
+    if isinstance(exc, MalformedEnvelope):
+        return "malformed replies"
+    return "connection failed" if exc.kind == "transport" else exc.kind.replace("_", " ")
+
+
+def unreachable_detail(endpoint: EndpointConfig, exc: InfrastructureFault) -> str:
+    """E.g. "connection refused at http://127.0.0.1:9/v1 (transport: ...)"; the part before
+    " (" is the headline a one-line message quotes (`detail_headline`)."""
+    return f"{fault_phrase(exc)} at {endpoint.base_url} ({exc.kind}: {exc})"
+
+
+def auth_detail(endpoint: EndpointConfig, exc: RequestRejected) -> str:
+    """Names the variable the key comes from (`api_key_env`), never the key itself."""
+    where = f"HTTP {exc.status} at {endpoint.base_url}"
+    if endpoint.api_key_env:
+        what = f"the key in {endpoint.api_key_env} was refused; check or replace that variable"
+    else:
+        what = (
+            "no key was sent; set api_key_env to the variable holding the key "
+            "(endpoint.api_key_env=VAR for +panel=endpoint)"
+        )
+    return f"{where}: {what} ({exc})"
+
+
+def detail_headline(detail: str) -> str:
+    """The readable head of a verdict detail: everything before its first " (" (the rest is
+    the raw error), at most 160 characters."""
+    head = detail.split(" (", 1)[0].strip() or detail.strip()
+    return head if len(head) <= 160 else head[:157] + "..."
+
+
 async def _probe_shape(
     endpoint: EndpointConfig, client: ChatClient, shape: str, need: int
 ) -> tuple[str, str]:
@@ -167,9 +241,12 @@ async def _probe_shape(
             return await _judge_context(endpoint, client, need)
         return await _judge_reply(shape, client)
     except RequestRejected as exc:
-        return _rejection_verdict(shape, exc), f"{exc.reason}: {exc}"
+        verdict = _rejection_verdict(shape, exc)
+        if verdict == "auth_rejected":
+            return verdict, auth_detail(endpoint, exc)
+        return verdict, f"{exc.reason}: {exc}"
     except InfrastructureFault as exc:
-        return "unreachable", f"{exc.kind}: {exc}"
+        return "unreachable", unreachable_detail(endpoint, exc)
 
 
 async def probe(
@@ -186,10 +263,12 @@ async def probe(
     verdicts: list[ProbeVerdict] = []
     async with client_factory(endpoint) as client:
         for shape in shapes:
-            down = next((v for v in verdicts if v.verdict == "unreachable"), None)
-            if down is not None:  # one unreachable shape already sat through every retry
-                detail = f"not attempted: unreachable on {down.shape}"
-                verdicts.append(ProbeVerdict(endpoint.config_id, shape, "unreachable", detail))
+            # An unreachable shape already sat through every retry; a refused key is refused
+            # for every shape: the remaining shapes are not sent.
+            down = next((v for v in verdicts if v.verdict in _STOPPING_VERDICTS), None)
+            if down is not None:
+                detail = f"not attempted: {down.verdict} on {down.shape}"
+                verdicts.append(ProbeVerdict(endpoint.config_id, shape, down.verdict, detail))
                 continue
             verdict, detail = await _probe_shape(endpoint, client, shape, context_tokens_needed)
             verdicts.append(ProbeVerdict(endpoint.config_id, shape, verdict, detail))

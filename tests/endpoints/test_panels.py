@@ -263,3 +263,74 @@ def test_panel_command_prints_a_table_by_default(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert out.startswith("panel recent (hosted): 20 included (11 families), 3 excluded")
     assert "hy3-tencent-fp8" in out
+
+
+@pytest.mark.parametrize(
+    ("base_url", "problem"),
+    [
+        ("localhost:8000/v1", "has no scheme"),
+        ("ftp://127.0.0.1/v1", "has scheme 'ftp', not http or https"),
+        ("http:///v1", "has no host"),
+        ("http://127.0.0.1:8000/ v1", "contains spaces"),
+        (" http://127.0.0.1:8000/v1", "contains spaces"),
+        ("http://127.0.0.1:99999/v1", "has an invalid host or port"),
+        ("http://127.0.0.1:8000/v1?key=1", "has a query or fragment"),
+    ],
+    ids=["no-scheme", "ftp", "no-host", "space", "leading-space", "bad-port", "query"],
+)
+def test_malformed_endpoint_base_url_names_the_configuration_value_and_fix(
+    base_url: str, problem: str
+) -> None:
+    cfg = _run_config(
+        PanelConfig("endpoint", "endpoint"), endpoint=EndpointOverride(base_url=base_url, model="m")
+    )
+    with pytest.raises(ConfigError) as err:
+        materialize(cfg)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message.startswith(f"configuration endpoint-m: endpoint.base_url {base_url!r} {problem}")
+    assert "e.g. http" in message
+
+
+def test_base_url_without_a_scheme_suggests_the_same_address_with_one() -> None:
+    cfg = _run_config(
+        PanelConfig("endpoint", "endpoint"),
+        endpoint=EndpointOverride(base_url="localhost:8000/v1", model="m"),
+    )
+    with pytest.raises(ConfigError, match=r"e\.g\. http://localhost:8000/v1$"):
+        materialize(cfg)
+
+
+def test_base_url_with_credentials_is_refused_without_echoing_the_password() -> None:
+    panel = _hosted(_config("a", "v/a", base_url="https://user:hunter2@gw.example/v1"))
+    with pytest.raises(ConfigError) as err:
+        materialize(_run_config(panel))
+    assert "configuration a: base_url in panel 'p'" in str(err.value)
+    assert "hunter2" not in str(err.value)
+    assert "api_key_env" in str(err.value)
+
+
+def test_malformed_base_url_in_a_panel_file_names_the_file(tmp_path: Path) -> None:
+    file = tmp_path / "panel.yaml"
+    file.write_text(
+        "configs:\n  - {config_id: a, model: m, family: f, base_url: 'http//127.0.0.1/v1'}\n",
+        encoding="utf-8",
+    )
+    cfg = _run_config(
+        PanelConfig("endpoint", "endpoint"), endpoint=EndpointOverride(panel_file=str(file))
+    )
+    with pytest.raises(
+        ConfigError, match=rf"configuration a: base_url in endpoint.panel_file {file}"
+    ):
+        materialize(cfg)
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["http://127.0.0.1:9/v1", "https://openrouter.ai/api/v1", "http://[::1]:8000/v1/"],
+)
+def test_well_formed_base_urls_pass(base_url: str) -> None:
+    cfg = _run_config(
+        PanelConfig("endpoint", "endpoint"), endpoint=EndpointOverride(base_url=base_url, model="m")
+    )
+    assert materialize(cfg).configs[0].base_url == base_url

@@ -10,7 +10,13 @@ import pytest
 
 from pipeline.carrier.chat import ChatClient, ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig
-from pipeline.endpoints.probe import ProbeVerdict, probe, schema_reply_problem, servable_arms
+from pipeline.endpoints.probe import (
+    ProbeVerdict,
+    detail_headline,
+    probe,
+    schema_reply_problem,
+    servable_arms,
+)
 
 from .conftest import Reply, chat_reply, endpoint_config, open_test_client
 
@@ -173,15 +179,65 @@ async def test_context_length_400_is_too_short(serve: Serve) -> None:
 
 
 async def test_other_rejections_are_recorded_with_their_reason(serve: Serve) -> None:
-    verdicts, _ = await run_probe(serve, ["plain"], chat=[Reply(status=401, raw=b"no key")])
+    verdicts, _ = await run_probe(serve, ["plain"], chat=[Reply(status=400, raw=b"bad request")])
     assert verdicts["plain"].verdict == "probe_rejected"
-    assert verdicts["plain"].detail.startswith("auth")
+    assert verdicts["plain"].detail.startswith("rejected")
+
+
+SECRET = "sk-test-not-a-real-key-31337"
+
+
+@pytest.mark.parametrize("status", [401, 403])
+@pytest.mark.parametrize("first_shape", ["plain", "schema"])
+async def test_a_refused_key_is_auth_rejected_naming_the_variable_not_the_key(
+    serve: Serve, status: int, first_shape: str
+) -> None:
+    # The body echoes the key, as some gateways do: the client scrubs it before any message.
+    refused = Reply(status=status, json_body={"error": {"message": f"invalid key {SECRET}"}})
+    shapes = [first_shape, "reasoning_disabled", "context_length"]
+    async with serve(chat=[refused]) as server:
+        config = endpoint_config(
+            server.base_url, api_key_env="FOLDSWEEP_TEST_KEY", reasoning="openrouter"
+        )
+
+        def with_key(endpoint: EndpointConfig) -> Any:
+            return open_test_client(endpoint, attempts=3, api_key=SECRET)
+
+        verdicts = await probe(with_key, config, shapes, context_tokens_needed=NEED)
+    first = verdicts[0]
+    assert first.verdict == "auth_rejected"  # not schema_unsupported, not probe_rejected
+    assert first.detail.startswith(f"HTTP {status} at {server.base_url}: the key in ")
+    assert "FOLDSWEEP_TEST_KEY" in first.detail
+    assert all(SECRET not in v.detail for v in verdicts)
+    # A refused key is refused for every shape: the others are not sent, and not retried.
+    assert [v.verdict for v in verdicts[1:]] == ["auth_rejected", "auth_rejected"]
+    assert all(v.detail == f"not attempted: auth_rejected on {first_shape}" for v in verdicts[1:])
+    assert len(server.received) == 1
+    assert server.received[0].headers["Authorization"] == f"Bearer {SECRET}"
+
+
+async def test_auth_rejected_without_a_key_variable_says_to_set_one(serve: Serve) -> None:
+    verdicts, _ = await run_probe(serve, ["plain"], chat=[Reply(status=401, raw=b"no key")])
+    assert verdicts["plain"].verdict == "auth_rejected"
+    assert "no key was sent; set api_key_env" in verdicts["plain"].detail
+
+
+async def test_a_refused_connection_is_unreachable_with_the_url() -> None:
+    config = endpoint_config("http://127.0.0.1:9/v1")  # nothing listens on the discard port
+    verdicts = await probe(
+        factory(attempts=1), config, ["plain", "schema"], context_tokens_needed=NEED
+    )
+    assert [v.verdict for v in verdicts] == ["unreachable", "unreachable"]
+    assert verdicts[0].detail.startswith("connection refused at http://127.0.0.1:9/v1 (")
+    assert detail_headline(verdicts[0].detail) == "connection refused at http://127.0.0.1:9/v1"
+    assert verdicts[1].detail == "not attempted: unreachable on plain"
 
 
 async def test_persistent_infrastructure_faults_are_unreachable(serve: Serve) -> None:
     busy = Reply(status=503, raw=b"overloaded")
     verdicts, server = await run_probe(serve, ["plain", "schema"], chat=[busy, busy])
     assert verdicts["plain"].verdict == "unreachable"
+    assert verdicts["plain"].detail.startswith(f"HTTP 503 at {server.base_url} (")
     assert verdicts["schema"].verdict == "unreachable"
     assert "not attempted" in verdicts["schema"].detail
     assert len(server.received) == 2  # plain's two attempts; schema was not sent
