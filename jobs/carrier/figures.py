@@ -1,6 +1,7 @@
 """Report figures, built as matplotlib Figure objects (Agg; no pyplot global state).
 
-Each builder is a pure function of analysis tables; jobs.io.write_png saves them. Margins
+Each builder is a pure function of analysis tables; jobs.io.write_png saves them. A figure of
+a simulated run gets `mark_simulated` (the report applies it). Margins
 are set from the label lengths instead of tight_layout, and heatmap cells carry text only
 while there are few of them: both keep a 50-configuration report fast to draw.
 """
@@ -15,6 +16,38 @@ import polars as pl
 from matplotlib.figure import Figure
 
 MAX_ANNOTATED_CELLS = 120
+SIMULATED_MARK = "SIMULATED"
+
+
+def mark_simulated(figure: Figure) -> Figure:
+    """Marks a figure of a simulated run: a large translucent diagonal watermark across the
+    plot and a small red label in the bottom-left corner (free in every figure here), so a
+    cropped or forwarded PNG still says so. Both are `figure.texts` with the text SIMULATED."""
+    size = max(16.0, min(44.0, 6.0 * figure.get_figwidth()))
+    figure.text(
+        0.5,
+        0.5,
+        SIMULATED_MARK,
+        ha="center",
+        va="center",
+        rotation=25,
+        fontsize=size,
+        color="tab:red",
+        alpha=0.18,
+        fontweight="bold",
+        zorder=10,
+    )
+    figure.text(
+        0.005,
+        0.005,
+        SIMULATED_MARK,
+        ha="left",
+        va="bottom",
+        fontsize=8,
+        color="tab:red",
+        fontweight="bold",
+    )
+    return figure
 
 
 def _label_inches(labels: list[str]) -> float:

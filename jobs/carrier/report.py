@@ -1,8 +1,11 @@
 """report.md and its PNG figures, built from the outputs in RUN_DIR/analysis/.
 
 `render_report` reads what `analyze` wrote (summary.json first); `write_report` runs the
-analysis first when it has not been run. The first line is `SIMULATED ...` when any row of
-the run is simulated.
+analysis first when it has not been run, and writes the nothing-ran report
+(jobs/carrier/nothing_ran.py) for a sweep's run directory (it has a manifest) without a
+single row. The first line is
+`SIMULATED ...` when any row of the run is simulated, and every figure of such a run carries a
+SIMULATED mark.
 """
 
 from __future__ import annotations
@@ -19,7 +22,22 @@ SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"
 
 
-def _contrast_block(out: Path, name: str) -> list[str]:
+def is_simulated(summary: dict[str, Any] | None, manifest: dict[str, Any] | None) -> bool:
+    """Any row simulated (summary.json) or the run planned on simulated endpoints (manifest)."""
+    extra = (manifest or {}).get("extra")
+    planned_sim = isinstance(extra, dict) and bool(extra.get("simulated"))
+    return bool((summary or {}).get("simulated")) or planned_sim
+
+
+def _save(figure: Any, path: Path, simulated: bool) -> Path:
+    from jobs.carrier import figures
+
+    if simulated:
+        figures.mark_simulated(figure)
+    return io.write_png(figure, path)
+
+
+def _contrast_block(out: Path, name: str, simulated: bool) -> list[str]:
     from jobs.carrier import figures  # matplotlib loads only when a report is drawn
 
     paired = io.read_parquet(out / f"paired_{name}.parquet")
@@ -39,11 +57,11 @@ def _contrast_block(out: Path, name: str) -> list[str]:
         interval_label if panel["t_interval"] else "bootstrap interval",
     )
     if forest is not None:
-        written.append(io.write_png(forest, out / f"forest_{name}.png").name)
+        written.append(_save(forest, out / f"forest_{name}.png", simulated).name)
     if fill_table is not None:
         scatter = figures.fill_scatter(name, fill_table.filter(pl.col("contrast") == name))
         if scatter is not None:
-            written.append(io.write_png(scatter, out / f"fill_{name}.png").name)
+            written.append(_save(scatter, out / f"fill_{name}.png", simulated).name)
     return sections.contrast_section(
         name,
         paired=paired,
@@ -65,14 +83,16 @@ def render_report(run_dir: Path) -> Path:
         raise io.RunDirError(f"{out} lacks recall_by_config_arm.parquet; re-run analyze")
     from jobs.carrier import figures  # matplotlib loads only when a report is drawn
 
-    lines = sections.headline(summary) + sections.run_status(io.read_manifest(run_dir))
+    manifest = io.read_manifest(run_dir)
+    simulated = is_simulated(summary, manifest)
+    lines = sections.headline(summary) + sections.run_status(manifest)
     lines += sections.near_zero_note(recall)
     heatmap = figures.recall_heatmap(recall)
     if heatmap is not None:
-        io.write_png(heatmap, out / "recall_heatmap.png")
+        _save(heatmap, out / "recall_heatmap.png", simulated)
     lines += sections.recall_section(recall)
     for name in summary["contrasts"]:
-        lines += _contrast_block(out, name)
+        lines += _contrast_block(out, name, simulated)
     lines += sections.skipped_section(summary["skipped"])
     lines += sections.dependence_section(io.read_json(out / "dependence.json") or {})
     headings = io.read_json(out / "headings.json")
@@ -97,6 +117,10 @@ def render_report(run_dir: Path) -> Path:
 def write_report(run_dir: Path) -> Path:
     """report.md for a run directory, running the analysis first if it has not been run."""
     run_dir = io.require_run_dir(Path(run_dir))
+    if not io.table_parts(run_dir, "rows") and (run_dir / "manifest.json").is_file():
+        from jobs.carrier.nothing_ran import write_nothing_ran_report
+
+        return write_nothing_ran_report(run_dir)
     if (io.analysis_dir(run_dir) / SUMMARY_FILE).is_file():
         return render_report(run_dir)
     # Imported here: run_all imports this module to render the report after analyzing.

@@ -1,4 +1,10 @@
-"""`python -m pipeline sweep [hydra overrides]`: run or resume a sweep; prints the run dir."""
+"""`python -m pipeline sweep [hydra overrides]`: run or resume a sweep; prints the run dir.
+
+stdout holds only the run directory. stderr gets the summary paragraph of a completed sweep,
+or the one line naming why it did not complete; the exit code follows the outcome (the table
+in pipeline/sweep/summary.py: 0 completed, 2 bad input, 3 nothing ran, 4 failed, 130/143
+stopped by SIGINT/SIGTERM).
+"""
 
 from __future__ import annotations
 
@@ -9,12 +15,15 @@ def main(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in argv):
         print(
             "usage: python -m pipeline sweep [KEY=VALUE ...] [+panel=NAME]\n"
-            "  e.g. arms=[j,q] repeats=4 scenario=small +panel=sim resume=RUN_DIR budget.usd=15"
+            "  e.g. arms=[j,q] repeats=4 scenario=small +panel=sim resume=RUN_DIR budget.usd=15\n"
+            "exit: 0 completed, 2 bad input, 3 nothing ran, 4 failed, 130/143 stopped by "
+            "SIGINT/SIGTERM (resume=RUN_DIR continues)"
         )
         return 0
-    from pipeline.sweep.execute import run_sweep
+    from pipeline.sweep.execute import execute_sweep
 
-    run_dir = run_sweep(argv)
-    print(run_dir)
+    end = execute_sweep(argv)
+    print(end.message, file=sys.stderr, flush=True)
+    print(end.run_dir)
     sys.stdout.flush()
-    return 0
+    return end.exit_code

@@ -26,7 +26,10 @@ from pipeline.store.parts import write_json_atomic
 from pipeline.store.provenance import git_revision, package_versions
 from pipeline.store.reader import MANIFEST_FILE, RunDirError, read_json
 
-RunStatus = Literal["running", "completed", "stopped", "budget_exhausted", "failed"]
+RunStatus = Literal["running", "completed", "nothing_ran", "stopped", "budget_exhausted", "failed"]
+"""How a run directory's last session ended. ``nothing_ran``: the sweep ended without a single
+attempt in the whole run (every planned trajectory is not run, e.g. every configuration
+failed its probes); ``completed`` means at least one attempt exists and nothing is owed."""
 FORMAT_VERSION = 1
 _SECRET_MARKERS = ("api_key", "apikey", "authorization", "password", "secret")
 REDACTED = "<redacted>"

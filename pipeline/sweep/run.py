@@ -142,16 +142,21 @@ def prepare(overrides: Sequence[str]) -> Prepared:
 
 
 class StopFlag:
-    """SIGINT / SIGTERM ask for a graceful stop; a second signal stops at once."""
+    """SIGINT / SIGTERM ask for a graceful stop; a second signal stops at once.
+
+    `signum` is the first signal received (None until then): the sweep exits 128 + signum.
+    """
 
     def __init__(self) -> None:
         self.requested = False
+        self.signum: int | None = None
         self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
+        self.signum = signum
         print("stopping: finishing attempts in flight (signal again to abort)", file=sys.stderr)
 
     def install(self) -> None:
@@ -280,7 +285,7 @@ def finish(p: Prepared, manifest: Manifest, status: RunStatus, extra: dict[str, 
     rows = read_table(p.run_dir, "rows")
     plan = mark_done(plan, rows, p.cfg.retry.trajectory_attempts)
     write_plan(p.run_dir, plan)
-    unfinished = None if status == "completed" else status
+    unfinished = None if status in ("completed", "nothing_ran") else status
     counts = outcome_counts(plan, rows, unfinished_as=unfinished)
     closed = manifest.finish(status, counts)
     closed = dataclasses.replace(closed, extra={**closed.extra, **extra})

@@ -185,3 +185,18 @@ def test_load_manifest_with_unknown_keys_is_a_run_dir_error(
     (tmp_path / "manifest.json").write_text(text)
     with pytest.raises(RunDirError, match="bogus"):
         load_manifest(tmp_path)
+
+
+def test_nothing_ran_is_a_status_that_round_trips_with_every_trajectory_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manifest_module, "git_revision", lambda: GitRevision(None, None))
+    counts = OutcomeCounts(
+        planned=4, valid=0, invalid={}, not_run={"probe:unreachable": 4}, pending=0
+    )
+    manifest = Manifest.start("run-1", {}, config_fingerprint="f" * 64).finish(
+        "nothing_ran", counts
+    )
+    write_manifest(tmp_path, manifest)
+    loaded = load_manifest(tmp_path)
+    assert (loaded.status, loaded.counts) == ("nothing_ran", counts)

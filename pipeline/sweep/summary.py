@@ -1,0 +1,97 @@
+"""How a sweep ends: its exit code and what it says on stderr (stdout holds only the run dir).
+
+    0        completed (at least one attempt), or budget_exhausted (a planned stop): a
+             summary paragraph on stderr (valid, invalid by reason, not run by reason, cost,
+             the report's path; SIMULATED for a simulated run)
+    2        bad input, refused before anything started (a new run gets no run directory):
+             one `error:` line
+    3        nothing_ran: not one trajectory was attempted (e.g. every configuration failed
+             its probes): one `error:` line naming the cause, then the report's path
+    4        failed: an endpoint server cannot serve (EndpointServers.fatal) or could not
+             start: one `error:` line with the server's message
+    130/143  stopped by SIGINT / SIGTERM (128 + the signal's number): one line with the
+             resume command
+
+A bug still ends in a traceback (exit 1).
+"""
+
+from __future__ import annotations
+
+import signal
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+from pipeline.store.manifest import OutcomeCounts
+
+EXIT_OK = 0
+EXIT_NOTHING_RAN = 3
+EXIT_FAILED = 4
+SIGNAL_EXIT_BASE = 128
+WIDTH = 100
+
+
+def signal_exit_code(signum: int | None) -> int:
+    """128 + the signal's number (130 for SIGINT, 143 for SIGTERM); SIGINT's when unknown."""
+    return SIGNAL_EXIT_BASE + int(signum if signum is not None else signal.SIGINT)
+
+
+def signal_name(signum: int | None) -> str:
+    if signum is None:
+        return "a signal"
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def resume_command(run_dir: Path) -> str:
+    return f"python -m pipeline sweep resume={run_dir}"
+
+
+def by_reason(mapping: Mapping[str, int]) -> str:
+    return ", ".join(f"{reason} {n}" for reason, n in sorted(mapping.items())) or "none"
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, WIDTH, break_long_words=False, break_on_hyphens=False)
+
+
+def summary_paragraph(
+    *,
+    status: str,
+    counts: OutcomeCounts | None,
+    cost_usd: float,
+    requests: int,
+    simulated: bool,
+    report: Path | None,
+    run_dir: Path,
+) -> str:
+    """The paragraph a completed (or budget-stopped) sweep prints on stderr."""
+    words = []
+    if simulated:
+        words.append("SIMULATED run: every row comes from simulated endpoints, not a real model.")
+    verb = "stopped by its budget" if status == "budget_exhausted" else status
+    words.append(f"Sweep {verb}.")
+    if counts is not None:
+        words.append(
+            f"Planned {counts.planned}: valid {counts.valid}; invalid by reason: "
+            f"{by_reason(counts.invalid)}; not run by reason: {by_reason(counts.not_run)}"
+            + (f"; pending {counts.pending}." if counts.pending else ".")
+        )
+    words.append(f"Cost USD {cost_usd:.4f} over {requests} requests.")
+    if status == "budget_exhausted":
+        words.append(
+            f"To run the rest under a larger budget: {resume_command(run_dir)} budget.usd=N."
+        )
+    words.append(f"Report: {report}." if report is not None else "No report (analysis skipped).")
+    return _wrap(" ".join(words))
+
+
+def stopped_line(counts: OutcomeCounts | None, signum: int | None, run_dir: Path) -> str:
+    """One line: what the stop left undone and the command that continues it."""
+    done = ""
+    if counts is not None:
+        finished = counts.valid + sum(counts.invalid.values())
+        done = f" with {finished} of {counts.planned} planned trajectories finished"
+    return f"stopped by {signal_name(signum)}{done}; resume with: {resume_command(run_dir)}"

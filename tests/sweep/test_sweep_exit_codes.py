@@ -1,0 +1,199 @@
+"""`python -m pipeline sweep` ends by its outcome: exit code, one line or a summary, a report.
+
+Each test runs real sweeps (Ray, sim servers or a dead port) as marked subprocesses through
+the reliability harness, so whatever they start is found and reaped by marker.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.harness import PROJECT, RUN_DIR_PREFIX, SweepHarness
+
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
+
+TIMEOUT_S = 240.0
+DEAD_URL = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+SLOW_SIM = ("+panel=sim", "sim.configs=2", "arms=[j,q]", "repeats=4", "sim.latency_s=0.3")
+FATAL_LINE = (
+    "local server sim-00 died from SIGILL: the build uses CPU instructions this machine cannot run"
+)
+
+
+@pytest.fixture
+def harness() -> Iterator[SweepHarness]:
+    h = SweepHarness()
+    try:
+        yield h
+    finally:
+        h.close()
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error: ")]
+
+
+def manifest_of(run_dir: Path) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads((run_dir / "manifest.json").read_text())
+    return loaded
+
+
+def test_a_sweep_where_no_trajectory_can_run_exits_3_naming_the_cause_and_writes_a_report(
+    harness: SweepHarness, tmp_path: Path
+) -> None:
+    result = harness.run(
+        [
+            "+panel=endpoint",
+            f"endpoint.base_url={DEAD_URL}",
+            "endpoint.model=x",
+            "retry.request_attempts=2",  # a refused port is retried; two tries say it
+            f"out_dir={tmp_path}",
+        ],
+        timeout_s=TIMEOUT_S,
+    )
+    assert result.returncode == 3, result.stderr[-3000:]
+    assert "nothing to analyze" not in result.stderr
+    assert error_lines(result.stderr) == [
+        f"error: 1 of 1 configuration unreachable: connection refused at {DEAD_URL}"
+    ]
+    run_dir = result.run_dir
+    assert run_dir is not None
+    assert result.stdout.strip() == str(run_dir)  # stdout holds only the run directory
+    assert (run_dir / "plan.parquet").is_file()
+    manifest = manifest_of(run_dir)
+    assert manifest["status"] == "nothing_ran"
+    counts = manifest["counts"]
+    assert isinstance(counts, dict) and counts["valid"] == 0
+    assert counts["not_run"] == {"probe:unreachable": counts["planned"]}
+    report = run_dir / "analysis" / "report.md"
+    assert f"report: {report}" in result.stderr
+    first = report.read_text(encoding="utf-8").splitlines()[0]
+    assert (
+        first == f"Nothing ran: 1 of 1 configuration unreachable: connection refused at {DEAD_URL}."
+    )
+    assert f"| unreachable | connection refused at {DEAD_URL} (" in report.read_text()
+
+
+def start_and_announce(
+    harness: SweepHarness, overrides: list[str]
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start a sweep and wait for its `run directory:` line on stderr."""
+    proc = harness.start(overrides)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline().decode(errors="replace")
+        if line.startswith(RUN_DIR_PREFIX):
+            return proc, Path(line[len(RUN_DIR_PREFIX) :].strip())
+        if not line and proc.poll() is not None:
+            break
+    harness.kill(proc)
+    raise AssertionError("the sweep never announced its run directory")
+
+
+def stop_with(proc: subprocess.Popen[bytes], signum: int, after_s: float) -> tuple[int, str, str]:
+    time.sleep(after_s)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=TIMEOUT_S)
+    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def test_sigint_stops_the_sweep_with_exit_130_and_its_resume_command_completes_it(
+    harness: SweepHarness, tmp_path: Path
+) -> None:
+    proc, run_dir = start_and_announce(harness, [*SLOW_SIM, f"out_dir={tmp_path}"])
+    code, out, err = stop_with(proc, signal.SIGINT, after_s=0.5)
+    harness.reap(grace_s=10.0)
+    assert code == 130, err[-3000:]
+    resume = f"python -m pipeline sweep resume={run_dir}"
+    assert any(
+        line.startswith("stopped by SIGINT") and line.endswith(f"resume with: {resume}")
+        for line in err.splitlines()
+    ), err[-3000:]
+    assert out.strip() == str(run_dir)
+    assert manifest_of(run_dir)["status"] == "stopped"
+    assert (run_dir / "analysis" / "report.md").is_file()
+
+    # The printed command continues the run; a completed sweep prints its summary paragraph.
+    done = harness.run([f"resume={run_dir}"], timeout_s=TIMEOUT_S)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == str(run_dir)
+    text = " ".join(done.stderr.split())
+    assert "SIMULATED run:" in text
+    assert "Sweep completed. Planned 16: valid 16; invalid by reason: none" in text
+    assert "not run by reason: none" in text and "Cost USD" in text
+    assert f"Report: {run_dir / 'analysis' / 'report.md'}." in text
+    assert manifest_of(run_dir)["status"] == "completed"
+
+
+def test_sigterm_stops_the_sweep_with_exit_143_and_its_resume_command(
+    harness: SweepHarness, tmp_path: Path
+) -> None:
+    proc, run_dir = start_and_announce(harness, [*SLOW_SIM, f"out_dir={tmp_path}"])
+    code, _, err = stop_with(proc, signal.SIGTERM, after_s=0.5)
+    assert code == 143, err[-3000:]
+    assert f"resume with: python -m pipeline sweep resume={run_dir}" in err
+    assert manifest_of(run_dir)["status"] == "stopped"
+
+
+# Runs the CLI with EndpointServers replaced by a subclass whose `fatal` is set a moment after
+# the plan is written, as the local-server supervisor sets it when a server crash-loops.
+FATAL_RUNNER = f"""
+import sys, time
+from pipeline.sweep import execute
+from pipeline.sweep.servers import EndpointServers
+
+class DyingServers(EndpointServers):
+    _since = None
+
+    @property
+    def fatal(self):
+        if not (self.log_dir.parent / "plan.parquet").exists():
+            return None
+        self._since = self._since or time.monotonic()
+        return {FATAL_LINE!r} if time.monotonic() - self._since > 1.0 else None
+
+    @fatal.setter
+    def fatal(self, value):
+        pass
+
+execute.EndpointServers = DyingServers
+from pipeline.cli import main
+sys.exit(main(["sweep", *sys.argv[1:]]))
+"""
+
+
+def test_a_fatal_server_stops_the_sweep_failed_with_exit_4_and_its_line(
+    harness: SweepHarness, tmp_path: Path
+) -> None:
+    command = [sys.executable, "-c", FATAL_RUNNER, "progress=false", *SLOW_SIM]
+    command += ["repeats=8", "sim.concurrency=1", f"out_dir={tmp_path}"]  # 2 in flight each
+    done = subprocess.run(
+        command,
+        cwd=PROJECT,
+        env=harness.env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        start_new_session=True,
+        check=False,
+    )
+    harness.reap(grace_s=10.0)
+    assert done.returncode == 4, done.stderr[-3000:]
+    assert error_lines(done.stderr) == [f"error: {FATAL_LINE}"]
+    run_dir = Path(done.stdout.strip())
+    manifest = manifest_of(run_dir)
+    assert manifest["status"] == "failed"
+    extra = manifest["extra"]
+    assert isinstance(extra, dict) and extra["error"] == FATAL_LINE
+    counts = manifest["counts"]
+    assert isinstance(counts, dict)
+    assert counts["not_run"].get("failed", 0) > 0  # it stopped before the end
