@@ -323,7 +323,13 @@ def _run_session(
 
 
 def _stopped(p: Prepared, manifest: Manifest) -> Manifest:
-    """Close the manifest as stopped after an abort outside the coordinator's loop."""
+    """Close the manifest as stopped after an abort outside the coordinator's loop.
+
+    The copy on disk is the newest (it may hold the probe verdicts); the session's own copy
+    is used only when none was written yet.
+    """
+    with contextlib.suppress(UserError):
+        manifest = load_manifest(p.run_dir)
     if read_plan(p.run_dir) is not None:
         return finish(p, manifest, "stopped", {"aborted": True})
     stopped = dataclasses.replace(manifest, status="stopped", finished_at=utc_now())
