@@ -237,7 +237,7 @@ def execute_sweep(
     if p.manifest is None:
         write_manifest(p.run_dir, manifest)
     else:
-        manifest = dataclasses.replace(manifest, status="running", finished_at=None)
+        manifest = _reopened(manifest)
     sink = Sink(p.run_dir, manifest.run_id)
     stop = StopFlag()
     stop.install()
@@ -322,6 +322,12 @@ def _run_session(
     return closed, fatal
 
 
+def _reopened(manifest: Manifest) -> Manifest:
+    """A resumed run's manifest: running again, without what ended its last session."""
+    extra = {k: v for k, v in manifest.extra.items() if k not in ("error", "aborted")}
+    return dataclasses.replace(manifest, status="running", finished_at=None, extra=extra)
+
+
 def _stopped(p: Prepared, manifest: Manifest) -> Manifest:
     """Close the manifest as stopped after an abort outside the coordinator's loop.
 
@@ -329,7 +335,8 @@ def _stopped(p: Prepared, manifest: Manifest) -> Manifest:
     is used only when none was written yet.
     """
     with contextlib.suppress(UserError):
-        manifest = load_manifest(p.run_dir)
+        on_disk = load_manifest(p.run_dir)
+        manifest = _reopened(on_disk) if on_disk.status != "running" else on_disk
     if read_plan(p.run_dir) is not None:
         return finish(p, manifest, "stopped", {"aborted": True})
     stopped = dataclasses.replace(manifest, status="stopped", finished_at=utc_now())

@@ -133,3 +133,21 @@ def test_malformed_base_url_is_one_line_before_anything_starts(
         assert not ray.is_initialized()
     else:
         assert "ray" not in sys.modules  # the sweep never got as far as importing Ray
+
+
+def test_a_resumed_manifest_forgets_what_ended_its_last_session() -> None:
+    from pipeline.store.manifest import Manifest
+    from pipeline.sweep.execute import _reopened
+
+    failed = Manifest(
+        run_id="r",
+        config={},
+        config_fingerprint="f",
+        started_at="2026-12-01T00:00:00Z",
+        status="failed",
+        finished_at="2026-12-01T00:01:00Z",
+        extra={"error": "local server died", "aborted": True, "overrides": ["+panel=sim"]},
+    )
+    reopened = _reopened(failed)
+    assert (reopened.status, reopened.finished_at) == ("running", None)
+    assert reopened.extra == {"overrides": ["+panel=sim"]}
