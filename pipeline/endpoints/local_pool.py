@@ -162,11 +162,16 @@ class LocalServerPool:
 
     async def start(self) -> None:
         """Launch every server, wait for /health, self-test, then start supervising."""
+        tasks: list[asyncio.Task[None]] = []
         try:
             for server in self.servers.values():
                 server.launch()
-            await asyncio.gather(*(self._bring_up(s) for s in self.servers.values()))
+            tasks = [asyncio.create_task(self._bring_up(s)) for s in self.servers.values()]
+            await asyncio.gather(*tasks)
         except BaseException:
+            for task in tasks:  # a sibling still starting must not outlive the failure
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             await self._stop_servers()
             raise
         for server in self.servers.values():
