@@ -31,6 +31,15 @@ from pipeline.endpoints.local import READY_TIMEOUT_S, STOP_GRACE_S, LocalServer,
 from pipeline.endpoints.server_deaths import explain_exit, signal_name
 
 MAX_RESTARTS = 2
+# How the local server differs from a hosted endpoint, for every run's manifest.
+HOSTED_DIFFERENCES = (
+    "schemas are compiled to a GBNF grammar by llama.cpp's JSON-schema converter and sent as "
+    "the arms declare them (no maxLength adaptation; schema_adapted is false)",
+    "no provider pinning, quantization choice or prices: cost_usd is 0",
+    "each slot keeps a prefix cache: cached_tokens counts its hits, and a reply can depend on "
+    "the request the slot served before",
+    "the GGUF's own chat template, or the configured template file, renders the prompt",
+)
 SELF_TEST_TIMEOUT_S = 60.0
 _SELF_TEST_BODY = {
     "messages": [{"role": "user", "content": "Reply with OK."}],
@@ -156,6 +165,7 @@ class LocalServerPool:
                 "build": server.build.info if server.build else None,
                 "props": server.props,
                 "ready_after_s": server.ready_after_s,
+                "differs_from_hosted": list(HOSTED_DIFFERENCES),
             }
             for cid, server in self.servers.items()
         }

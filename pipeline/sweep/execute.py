@@ -287,6 +287,10 @@ def _run_session(
     from pipeline.sweep.actors import init_ray, start_workers
 
     settings = {ep.config_id: worker_settings(p, ep, dates) for ep in servers.endpoints}
+    started = servers.describe()
+    if started:  # the local servers this session runs on: build, argv, props, differences
+        manifest = dataclasses.replace(manifest, extra={**manifest.extra, "local_servers": started})
+        write_manifest(p.run_dir, manifest)
     temp_dir = None
     if p.cfg.ray.address == "local":  # recorded before start-up: a kill can land there
         temp_dir = ray_temp_dir(p.run_dir)

@@ -23,7 +23,7 @@ def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_pa
             "-m",
             "pipeline",
             "sweep",
-            "arms=[x]",
+            "arms=[j,x]",
             "repeats=1",
             f"out_dir={tmp_path}",
             "progress=false",
@@ -39,7 +39,7 @@ def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_pa
     run_dir = Path(done.stdout.strip().splitlines()[-1])
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "completed"
-    assert manifest["counts"]["planned"] == 2
+    assert manifest["counts"]["planned"] == 4
     rows = pq.read_table(run_dir / "rows").to_pylist()
     assert {r["config_id"] for r in rows if r["valid"]} == {
         "local-smollm2-135m-q4_1",
@@ -47,6 +47,17 @@ def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_pa
     }
     assert not any(r["simulated"] for r in rows)
     assert all(r["folds"] == 3 and r["answer_text"] is not None for r in rows)
-    assert all("## Ledger" in r["final_carrier"] for r in rows)  # the hybrid arm's ledger
+    ledger = [r for r in rows if r["arm"] == "x"]
+    assert ledger and all("## Ledger" in r["final_carrier"] for r in ledger)
+    # issue 9: schemas go out as the arms declare them, and the prefix cache is reported
+    assert not any(r["schema_adapted"] for r in rows if r["arm"] == "j")
+    assert sum(r["cached_tokens"] for r in rows) > 0
+    servers = manifest["extra"]["local_servers"]
+    assert set(servers) == {r["config_id"] for r in rows}
+    for described in servers.values():
+        assert described["server"] == "llama-server"
+        assert described["props"]["total_slots"] == 2
+        assert described["differs_from_hosted"]
+        assert "LLAMA_API_KEY" not in json.dumps(described["argv"])
     report = (run_dir / "analysis" / "report.md").read_text()
     assert not report.startswith("SIMULATED")
