@@ -16,6 +16,14 @@ After a lost call the dispatcher holds that endpoint's trajectories until the re
 answers a ping: re-queued attempts sent during the restart would fail at once
 (ActorUnavailableError) and burn the trajectory's attempt budget in seconds (found by
 tests/reliability/test_actor_crash.py).
+
+Live progress: while a progress display wants it, `RayDispatcher.live()` asks each actor for
+its endpoints' live counters (`EndpointWorker.live`) at most every `LIVE_EVERY_S`: one small
+call per actor, whose reply is picked up by the `ray.wait` that `poll` does anyway. A batch
+call can take a minute on a slow local model, so completions alone would leave the display
+standing still. The snapshot an actor sends can predate a completion the driver collects
+after sending the request; the dispatcher drops those attempts from it, so nothing is counted
+both live and as a row.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ray
@@ -33,10 +41,12 @@ from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 
 from pipeline.sweep.coordinator import Completion
 from pipeline.sweep.plan import TrajectorySpec
+from pipeline.sweep.progress import EndpointLive
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
 
 RESTART_PING_S = 0.5  # how often a restarting actor is pinged
 MAX_BATCH = 8  # trajectory attempts per Ray call, at most
+LIVE_EVERY_S = 2.0  # live counters are fetched from each actor at most this often
 
 LOOPBACK_ENV = {
     "RAY_USAGE_STATS_ENABLED": "0",
@@ -67,7 +77,18 @@ class EndpointWorker:
         return await self.cores[spec.config_id].run(spec)
 
     async def run_batch(self, specs: Sequence[TrajectorySpec]) -> list[Any]:
-        return list(await asyncio.gather(*(self.cores[s.config_id].run(s) for s in specs)))
+        # Finished attempts stay in the live counters until the whole batch returns.
+        cores = [self.cores[s.config_id] for s in specs]
+        try:
+            runs = (core.run(s, hold=True) for core, s in zip(cores, specs, strict=True))
+            return list(await asyncio.gather(*runs))
+        finally:
+            for core, s in zip(cores, specs, strict=True):
+                core.release(s)
+
+    async def live(self) -> dict[str, EndpointLive]:
+        """Live counters of every hosted endpoint's attempts not yet returned (display only)."""
+        return {config_id: core.live() for config_id, core in self.cores.items()}
 
     async def probe(self, config_id: str, shapes: list[str], context_tokens_needed: int) -> Any:
         from pipeline.sweep.probing import probe_worker
@@ -150,6 +171,16 @@ class RayDispatcher:
         # config_id -> outstanding ping (None: the next ping is due at ping_due[config_id])
         self.restarting: dict[str, Any | None] = {}
         self.ping_due: dict[str, float] = {}
+        # Live counters (display only): each actor once, with the endpoints it hosts.
+        self.actors: dict[int, tuple[Any, list[str]]] = {}
+        for config_id, handle in workers.items():
+            self.actors.setdefault(id(handle), (handle, []))[1].append(config_id)
+        self.actor_of = {cid: id(handle) for cid, handle in workers.items()}
+        self.live_view: dict[str, EndpointLive] = {}
+        self.live_refs: dict[Any, int] = {}  # outstanding live() call -> its actor
+        # actor -> (config_id, row_id) collected while its live() call is outstanding
+        self.collected_since: dict[int, list[tuple[str, str]]] = {}
+        self.live_due = 0.0
 
     def submit(self, spec: TrajectorySpec) -> None:
         self.queued.setdefault(spec.config_id, []).append(spec)
@@ -194,6 +225,57 @@ class RayDispatcher:
             else:
                 del self.restarting[config_id]
 
+    def live(self) -> Mapping[str, EndpointLive]:
+        """The latest live counters per endpoint; asks the busy actors again when due.
+
+        Never blocks: the replies arrive with a later `poll`. At most one call per actor is
+        outstanding, and none goes to an actor that is restarting.
+        """
+        now = time.monotonic()
+        if now < self.live_due:
+            return self.live_view
+        self.live_due = now + LIVE_EVERY_S
+        asked = set(self.live_refs.values())
+        for actor, (handle, config_ids) in self.actors.items():
+            if actor in asked or any(cid in self.restarting for cid in config_ids):
+                continue
+            if not any(self.counts.get(cid, 0) for cid in config_ids):
+                for cid in config_ids:  # idle: nothing of it can be in flight
+                    self.live_view.pop(cid, None)
+                continue
+            self.live_refs[handle.live.remote()] = actor
+            self.collected_since[actor] = []
+        return self.live_view
+
+    def _settle_live(self, ready: list[Any]) -> None:
+        for ref in ready:
+            actor = self.live_refs.pop(ref, None)
+            if actor is None:
+                continue
+            collected = self.collected_since.pop(actor, [])
+            try:
+                snapshot: dict[str, EndpointLive] = ray.get(ref)
+            except (RayActorError, WorkerCrashedError):
+                for cid in self.actors[actor][1]:  # its attempts come back as worker_lost
+                    self.live_view.pop(cid, None)
+                continue
+            except RayTaskError as exc:
+                raise exc.as_instanceof_cause() from None  # type: ignore[no-untyped-call]
+            for cid, row_id in collected:  # collected after the snapshot was asked for
+                if cid in snapshot:
+                    snapshot[cid].attempts.pop(row_id, None)
+            self.live_view.update(snapshot)
+
+    def _forget_live(self, specs: Sequence[TrajectorySpec]) -> None:
+        """A collected attempt is a row now: it leaves the live counters."""
+        for spec in specs:
+            view = self.live_view.get(spec.config_id)
+            if view is not None:
+                view.attempts.pop(spec.row_id, None)
+            waiting = self.collected_since.get(self.actor_of[spec.config_id])
+            if waiting is not None:
+                waiting.append((spec.config_id, spec.row_id))
+
     def _lost(self, config_id: str) -> None:
         if config_id not in self.restarting:
             self.restarting[config_id] = None
@@ -202,7 +284,8 @@ class RayDispatcher:
     def poll(self, timeout_s: float) -> list[Completion]:
         self._send_queued()
         self._send_due_pings()
-        waitable = [*self.refs, *(p for p in self.restarting.values() if p is not None)]
+        pings = [p for p in self.restarting.values() if p is not None]
+        waitable = [*self.refs, *pings, *self.live_refs]
         if not waitable:
             if self.restarting:  # only pings that are not due yet: do not spin
                 time.sleep(min(timeout_s, RESTART_PING_S))
@@ -214,13 +297,17 @@ class RayDispatcher:
             more, _ = ray.wait(rest, num_returns=len(rest), timeout=0) if rest else ([], [])
             ready = ready + more
         self._settle_pings(set(ready))
+        if self.live_refs:
+            self._settle_live(ready)
         completions = []
         for ref in ready:
             specs = self.refs.pop(ref, None)
-            if specs is None:  # a ping, settled above
+            if specs is None:  # a ping or a live() call, settled above
                 continue
             config_id = specs[0].config_id
             self.counts[config_id] -= len(specs)
+            if self.live_view or self.collected_since:
+                self._forget_live(specs)
             try:
                 found = ray.get(ref)
             except (RayActorError, WorkerCrashedError) as exc:

@@ -11,19 +11,22 @@ Rules:
   are re-queued the same way.
 - A budget stop or a signal stops dispatching; attempts already in flight are paid for, so
   they are awaited and written. What never ran is reported as not run with the reason.
+- Budgets, totals and the manifest count completed rows only. A dispatcher may also offer
+  `live()` (the RayDispatcher does): live counters of the attempts in flight, which go to the
+  progress display and nowhere else.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pipeline.config.schema import BudgetConfig
 from pipeline.store.manifest import RunStatus
 from pipeline.sweep.plan import TrajectorySpec
-from pipeline.sweep.progress import ProgressView
+from pipeline.sweep.progress import EndpointLive, ProgressView
 from pipeline.sweep.rows import TrajectoryRecords
 from pipeline.sweep.sink import Sink
 
@@ -40,6 +43,13 @@ class Dispatcher(Protocol):
     def poll(self, timeout_s: float) -> list[Completion]: ...
     def in_flight(self, config_id: str) -> int: ...
     def busy(self) -> bool: ...
+
+
+@runtime_checkable
+class LiveSource(Protocol):
+    """Optional extra of a Dispatcher: live counters per endpoint, without blocking."""
+
+    def live(self) -> Mapping[str, EndpointLive]: ...
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,9 @@ class Coordinator:
         self.attempts = 0
         self.stopping: RunStatus | None = None
         self.in_flight_total = 0
+        self.live_source: LiveSource | None = None
+        if progress is not None and progress.wants_live and isinstance(dispatcher, LiveSource):
+            self.live_source = dispatcher
 
     def _dispatch(self, queue: deque[TrajectorySpec]) -> None:
         """Submit queued specs whose endpoint has room, preserving order otherwise.
@@ -197,4 +210,5 @@ class Coordinator:
             self._check_guards(len(queue))
             self.sink.maybe_flush()
             if self.progress:
-                self.progress.refresh(cost_usd=self.cost, requests=self.requests)
+                live = self.live_source.live() if self.live_source is not None else None
+                self.progress.refresh(cost_usd=self.cost, requests=self.requests, live=live)

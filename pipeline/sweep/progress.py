@@ -2,6 +2,24 @@
 
 Uses rich when attached to a terminal; otherwise prints one plain line every `every_s`
 seconds to stderr, so logs of batch jobs show progress too.
+
+Two sources feed it:
+- completed rows (`record`), and the coordinator's authoritative totals (`refresh`'s
+  `cost_usd` and `requests`, which budgets and the manifest use too);
+- live counters of the attempts whose rows have not reached the driver yet (`refresh`'s
+  `live`): each EndpointWorker counts their requests, folds, tokens and cost as they happen
+  (`pipeline.sweep.worker.CountingClient`), and the dispatcher fetches them every few seconds.
+  A trajectory against a slow local model takes a minute, so without them the display would
+  stand still until the first one ends.
+
+Live numbers are display only and never double count: an attempt is in the live counters
+until the driver collects its row, and in the row totals from then on.
+
+The ETA is based on requests (fold and recall requests): work done is every final
+trajectory's requests plus the requests the attempts in flight have had answered, against
+planned trajectories x (folds per trajectory + 1). It is shown once `ETA_MIN_REQUESTS` have
+been answered, long before the first trajectory ends. Without live counters (a dispatcher
+that has none) it falls back to final trajectories against planned trajectories.
 """
 
 from __future__ import annotations
@@ -9,7 +27,82 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+ETA_MIN_REQUESTS = 3  # answered requests before a request-based ETA is shown
+TTY_EVERY_S = 0.5  # the rich table is rebuilt at most this often (it refreshes twice a second)
+PLAIN_ENDPOINTS = 10  # endpoints named on the plain line's "in flight" part, at most
+
+
+@dataclass(slots=True)
+class LiveCounts:
+    """What one attempt has done so far, counted by its worker as it happens.
+
+    `sent` counts requests as a row's `requests` column does (every request started, failed
+    ones included); `completed` the answered ones, `failed` those that raised. `folds` are
+    answered fold requests (a row's `folds`), `tokens` reported prompt + completion tokens,
+    `cost_usd` the priced cost. `finished`: the attempt has ended, but its row has not left the
+    worker yet (its batch is still running).
+    """
+
+    sent: int = 0
+    completed: int = 0
+    failed: int = 0
+    folds: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    finished: bool = False
+
+    def copy(self) -> LiveCounts:
+        return replace(self)
+
+    @property
+    def open(self) -> int:
+        """Requests sent and not yet answered."""
+        return self.sent - self.completed - self.failed
+
+
+@dataclass(frozen=True)
+class EndpointLive:
+    """One endpoint's attempts whose rows have not reached the driver yet (row_id -> counts)."""
+
+    folds_per_trajectory: int  # the fixture's chunks: one fold request each
+    attempts: dict[str, LiveCounts] = field(default_factory=dict)
+
+
+@dataclass
+class _LiveSum:
+    sent: int = 0
+    open: int = 0
+    completed: int = 0
+    folds: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    running: int = 0  # attempts in flight that have not ended
+
+    def add(self, other: _LiveSum) -> None:
+        self.sent += other.sent
+        self.open += other.open
+        self.completed += other.completed
+        self.folds += other.folds
+        self.tokens += other.tokens
+        self.cost_usd += other.cost_usd
+        self.running += other.running
+
+
+def _summed(attempts: Iterable[LiveCounts]) -> _LiveSum:
+    out = _LiveSum()
+    for a in attempts:
+        out.sent += a.sent
+        out.open += a.open
+        out.completed += a.completed
+        out.folds += a.folds
+        out.tokens += a.tokens
+        out.cost_usd += a.cost_usd
+        out.running += not a.finished
+    return out
 
 
 class ProgressView:
@@ -20,10 +113,16 @@ class ProgressView:
         self.started = time.monotonic()
         self.done: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()
+        # This session's completed rows, per endpoint (the live counters add to these).
+        self.row_requests: Counter[str] = Counter()
+        self.row_folds: Counter[str] = Counter()
+        self.row_tokens: Counter[str] = Counter()
         self.finals = 0
         self.cost = 0.0
         self.requests = 0
+        self.live: Mapping[str, EndpointLive] = {}
         self._last_line = 0.0
+        self._last_table = 0.0
         self._live: Any = None
         if enabled and sys.stderr.isatty():
             from rich.console import Console
@@ -32,50 +131,118 @@ class ProgressView:
             self._live = Live(console=Console(stderr=True), refresh_per_second=2, transient=False)
             self._live.start()
 
+    @property
+    def wants_live(self) -> bool:
+        """Whether live counters are worth fetching (they are display only)."""
+        return self.enabled
+
     def record(self, config_id: str, row: dict[str, Any]) -> None:
         self.done[config_id] += 1
         if not row["valid"]:
             self.errors[config_id] += 1
         if row["valid"] or not row["retryable"]:
             self.finals += 1
+        self.row_requests[config_id] += int(row.get("requests") or 0)
+        self.row_folds[config_id] += int(row.get("folds") or 0)
+        tokens = (row.get("prompt_tokens") or 0) + (row.get("completion_tokens") or 0)
+        self.row_tokens[config_id] += int(tokens)
 
-    def eta_s(self) -> float | None:
+    def _by_endpoint(self) -> dict[str, _LiveSum]:
+        return {cid: _summed(view.attempts.values()) for cid, view in self.live.items()}
+
+    def folds_per_trajectory(self) -> int | None:
+        """The fixture's chunk count, as the workers report it (None before any report)."""
+        for view in self.live.values():
+            return view.folds_per_trajectory
+        return None
+
+    def _eta(self, live: Mapping[str, _LiveSum]) -> tuple[float, str] | None:
+        """(seconds, basis): request-based once a few requests are answered (module doc)."""
         elapsed = time.monotonic() - self.started
+        folds = self.folds_per_trajectory()
+        if folds is not None:
+            per = folds + 1  # fold requests and the recall request
+            done = self.finals * per + sum(s.completed for s in live.values())
+            if done >= ETA_MIN_REQUESTS:
+                return elapsed / done * max(self.planned * per - done, 0), "requests"
         if not self.finals:
             return None
-        return elapsed / self.finals * max(self.planned - self.finals, 0)
+        return elapsed / self.finals * max(self.planned - self.finals, 0), "trajectories"
 
-    def summary_line(self) -> str:
-        eta = self.eta_s()
-        eta_text = f"{eta:.0f}s" if eta is not None else "?"
+    def eta_s(self) -> float | None:
+        eta = self._eta(self._by_endpoint())
+        return None if eta is None else eta[0]
+
+    def summary_line(self, *, per_endpoint: bool = True) -> str:
+        live = self._by_endpoint()
+        total = _LiveSum()
+        for s in live.values():
+            total.add(s)
+        folds = sum(self.row_folds.values()) + total.folds
+        per_traj = self.folds_per_trajectory()
+        folds_text = f"{folds}/{self.planned * per_traj}" if per_traj is not None else str(folds)
+        tokens = sum(self.row_tokens.values()) + total.tokens
+        eta = self._eta(live)
+        eta_text = f"{eta[0]:.0f}s (by {eta[1]})" if eta is not None else "?"
         return (
-            f"trajectories {self.finals}/{self.planned}  attempts {sum(self.done.values())}  "
-            f"errors {sum(self.errors.values())}  requests {self.requests}  "
-            f"cost ${self.cost:.4f}  eta {eta_text}"
+            f"trajectories {self.finals}/{self.planned}  "
+            f"in flight {total.running}{self._running_text(live) if per_endpoint else ''}  "
+            f"attempts {sum(self.done.values())}  errors {sum(self.errors.values())}  "
+            f"requests {self.requests + total.sent} ({total.open} open)  folds {folds_text}  "
+            f"tokens {tokens}  cost ${self.cost + total.cost_usd:.4f}  eta {eta_text}"
         )
+
+    @staticmethod
+    def _running_text(live: Mapping[str, _LiveSum]) -> str:
+        """` (a 2, b 1)`: trajectories in flight per endpoint, the busiest first."""
+        busy = sorted(((-s.running, cid) for cid, s in live.items() if s.running))
+        if not busy:
+            return ""
+        named = [f"{cid} {-n}" for n, cid in busy[:PLAIN_ENDPOINTS]]
+        if len(busy) > PLAIN_ENDPOINTS:
+            named.append(f"+{len(busy) - PLAIN_ENDPOINTS} more")
+        return " (" + ", ".join(named) + ")"
 
     def _table(self) -> Any:
         from rich.table import Table
 
         elapsed = max(time.monotonic() - self.started, 1e-9)
-        table = Table(title=self.summary_line(), title_justify="left")
-        for column in ("endpoint", "attempts", "per min", "invalid"):
+        live = self._by_endpoint()
+        table = Table(title=self.summary_line(per_endpoint=False), title_justify="left")
+        columns = ("endpoint", "in flight", "requests", "folds", "attempts", "per min", "invalid")
+        for column in columns:
             table.add_column(column)
-        for config_id in sorted(self.done):
+        for config_id in sorted(set(self.done) | set(live)):
+            s = live.get(config_id, _LiveSum())
             rate = self.done[config_id] / elapsed * 60
             table.add_row(
-                config_id, str(self.done[config_id]), f"{rate:.1f}", str(self.errors[config_id])
+                config_id,
+                str(s.running),
+                str(self.row_requests[config_id] + s.sent),
+                str(self.row_folds[config_id] + s.folds),
+                str(self.done[config_id]),
+                f"{rate:.1f}",
+                str(self.errors[config_id]),
             )
         return table
 
-    def refresh(self, *, cost_usd: float, requests: int) -> None:
+    def refresh(
+        self, *, cost_usd: float, requests: int, live: Mapping[str, EndpointLive] | None = None
+    ) -> None:
+        """`cost_usd` and `requests`: the coordinator's totals from completed rows; `live`:
+        the attempts not collected yet, per endpoint (None: keep the last)."""
         if not self.enabled:
             return
         self.cost, self.requests = cost_usd, requests
+        if live is not None:
+            self.live = live
+        now = time.monotonic()
         if self._live is not None:
-            self._live.update(self._table())
-        elif time.monotonic() - self._last_line >= self.every_s:
-            self._last_line = time.monotonic()
+            if now - self._last_table >= TTY_EVERY_S:
+                self._last_table = now
+                self._live.update(self._table())
+        elif now - self._last_line >= self.every_s:
+            self._last_line = now
             print(self.summary_line(), file=sys.stderr, flush=True)
 
     def close(self) -> None:

@@ -3,6 +3,10 @@
 The class is plain Python so tests can drive it in-process; `pipeline.sweep.actors` wraps it
 as an async Ray actor (one per served configuration). A trajectory runs entirely inside the
 worker, so a Ray call is coarse: one call per trajectory, many HTTP requests inside it.
+
+While a trajectory runs, a `CountingClient` around the endpoint's client counts its requests,
+folds, tokens and cost as they happen, into `EndpointWorkerCore.in_flight`; `live()` hands a
+copy to the driver's progress display (display only: rows stay the authoritative totals).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pipeline.carrier.fixture_model import render_chunk, render_message
 from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
 from pipeline.config.schema import ArmConfig, EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.sweep.plan import TrajectorySpec
+from pipeline.sweep.progress import EndpointLive, LiveCounts
 from pipeline.sweep.rows import RowContext, TrajectoryRecords, build_records
 
 
@@ -70,6 +75,35 @@ class CappedClient:
         return await self.inner.complete(request)
 
 
+class CountingClient:
+    """Counts one attempt's requests as they happen, into its `LiveCounts` (display only).
+
+    One per attempt, around the endpoint's shared client: the protocol (carrier/) stays pure,
+    and a request costs one more await and a few additions. Counts follow the row's own
+    definitions (module `pipeline.sweep.progress`), so a collected row replaces them exactly.
+    """
+
+    def __init__(self, inner: ChatClient, counts: LiveCounts) -> None:
+        self.inner = inner
+        self.counts = counts
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        counts = self.counts
+        counts.sent += 1
+        try:
+            response = await self.inner.complete(request)
+        except BaseException:
+            counts.failed += 1
+            raise
+        counts.completed += 1
+        if request.purpose == "fold":
+            counts.folds += 1
+        usage = response.usage
+        counts.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+        counts.cost_usd += response.cost_usd
+        return response
+
+
 class EndpointWorkerCore:
     """Runs trajectories against one endpoint; owns its client (and so its limiter)."""
 
@@ -84,6 +118,8 @@ class EndpointWorkerCore:
         self._closers: list[Any] = []
         self.client: CappedClient | None = None
         self.http_client: Any = None
+        # row_id -> live counts of attempts whose records have not left the worker yet
+        self.in_flight: dict[str, LiveCounts] = {}
 
     async def ensure_client(self) -> CappedClient:
         if self.client is None:
@@ -123,9 +159,31 @@ class EndpointWorkerCore:
             simulated=s.simulated,
         )
 
-    async def run(self, spec: TrajectorySpec) -> TrajectoryRecords:
-        """One attempt of one trajectory, as table records."""
-        client = await self.ensure_client()
+    async def run(self, spec: TrajectorySpec, *, hold: bool = False) -> TrajectoryRecords:
+        """One attempt of one trajectory, as table records.
+
+        Its live counts stay in `in_flight` until it returns, or with `hold` until
+        `release(spec)`: a batch's records leave the worker together, so its finished attempts
+        stay counted live until then (the driver has not seen their rows yet).
+        """
+        counts = self.in_flight[spec.row_id] = LiveCounts()
+        try:
+            return await self._run(spec, CountingClient(await self.ensure_client(), counts))
+        finally:
+            counts.finished = True
+            if not hold:
+                self.release(spec)
+
+    def release(self, spec: TrajectorySpec) -> None:
+        """Forget an attempt's live counts: its records are on their way to the driver."""
+        self.in_flight.pop(spec.row_id, None)
+
+    def live(self) -> EndpointLive:
+        """A copy of the live counts of every attempt not yet returned."""
+        counts = {row_id: c.copy() for row_id, c in self.in_flight.items()}
+        return EndpointLive(len(self.fixture.chunks), counts)
+
+    async def _run(self, spec: TrajectorySpec, client: ChatClient) -> TrajectoryRecords:
         arm = self.arms[spec.arm]
         seed = trajectory_seed(self.settings.base_seed, spec)
         inputs = TrajectoryInputs(
