@@ -1,7 +1,7 @@
 """Benchmark: the portable llama-server build on the embedded panel's models.
 
-    .venv/bin/python scripts/bench_llama_server.py [--model smollm2|gemma3|all] [--rounds 3]
-        [--prompt-tokens 3000] [--max-tokens 200]
+    .venv/bin/python scripts/bench_llama_server.py [--model smollm2|gemma3|all] [--rounds 2]
+        [--prompt-tokens 1500] [--max-tokens 128]
 
 Starts each local server exactly as a sweep does (LocalServerPool: portable binary, slots,
 threads, key), then per round sends, with a fresh prefix so the prompt cache cannot help:
@@ -110,9 +110,9 @@ async def _bench(family: str, rounds: int, prompt_tokens: int, max_tokens: int) 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=("smollm2", "gemma3", "all"), default="all")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--prompt-tokens", type=int, default=3000)
-    parser.add_argument("--max-tokens", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--prompt-tokens", type=int, default=1500)
+    parser.add_argument("--max-tokens", type=int, default=128)
     args = parser.parse_args()
     build = locate()
     print(f"binary: {build.binary}")

@@ -60,3 +60,25 @@ def test_benchmark_runs_and_ends_with_its_figure_line(script: str) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     assert re.fullmatch(last_line, lines[-1]), lines[-5:]
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_llama_server_benchmark_prints_speeds_and_the_parallel_ratio() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "bench_llama_server.py"),
+            *("--model", "smollm2", "--rounds", "1", "--prompt-tokens", "200"),
+            *("--max-tokens", "8"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert re.search(r"prompt \d+ tokens at \d+ tok/s, generation \d+\.\d tok/s", lines[-2])
+    assert re.search(r"parallel_speedup=\d+\.\d+$", lines[-1]), lines[-5:]
