@@ -41,11 +41,8 @@ CASES = {
 }
 
 
-@pytest.mark.slow
-@pytest.mark.ray
-@pytest.mark.parametrize("script", sorted(CASES))
-def test_benchmark_runs_and_ends_with_its_figure_line(script: str) -> None:
-    args, last_line = CASES[script]
+def _run_script(script: str, args: list[str]) -> list[str]:
+    """Run a benchmark script from the repo; its stdout lines (asserting exit code 0)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.update(RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     done = subprocess.run(
@@ -58,27 +55,22 @@ def test_benchmark_runs_and_ends_with_its_figure_line(script: str) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.strip().splitlines()
+    return done.stdout.strip().splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+@pytest.mark.parametrize("script", sorted(CASES))
+def test_benchmark_runs_and_ends_with_its_figure_line(script: str) -> None:
+    args, last_line = CASES[script]
+    lines = _run_script(script, args)
     assert re.fullmatch(last_line, lines[-1]), lines[-5:]
 
 
 @pytest.mark.slow
 @pytest.mark.local_model
 def test_llama_server_benchmark_prints_speeds_and_the_parallel_ratio() -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "scripts" / "bench_llama_server.py"),
-            *("--model", "smollm2", "--rounds", "1", "--prompt-tokens", "200"),
-            *("--max-tokens", "8"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    lines = done.stdout.strip().splitlines()
+    args = ["--model", "smollm2", "--rounds", "1", "--prompt-tokens", "200", "--max-tokens", "8"]
+    lines = _run_script("bench_llama_server.py", args)
     assert re.search(r"prompt \d+ tokens at \d+ tok/s, generation \d+\.\d tok/s", lines[-2])
     assert re.search(r"parallel_speedup=\d+\.\d+$", lines[-1]), lines[-5:]
