@@ -34,10 +34,19 @@ submit: Any = importlib.import_module("_submit")
 cluster_test = [pytest.mark.ray, pytest.mark.slow]
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port free now and never handed out before in this process: two binds to port 0 in a
+    row can return the same number, and Ray refuses a node whose components share a port."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def cluster_env() -> dict[str, str]:
