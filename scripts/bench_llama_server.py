@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import statistics
 import sys
 import tempfile
@@ -114,6 +115,8 @@ def main() -> int:
     parser.add_argument("--prompt-tokens", type=int, default=1500)
     parser.add_argument("--max-tokens", type=int, default=128)
     args = parser.parse_args()
+    # a SIGTERM (e.g. `timeout`) unwinds like Ctrl-C, so the pool stops its servers
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     build = locate()
     print(f"binary: {build.binary}")
     print(f"flags: {' '.join(build.info.get('cmake_flags', ['(no build_info.json)']))}")
