@@ -42,8 +42,11 @@ SORT_KEYS: Mapping[str, tuple[str, ...]] = {
     "folds": ("row_id", "fold_index"),
     "plan": ("config_id", "arm", "execution_group", "repeat"),
 }
+# Lines naming a machine path (temp dir or checkout), a run stamp, a time or a run id.
+_REPO = re.escape(str(Path(__file__).resolve().parents[2]))
 VOLATILE_REPORT_LINE = re.compile(
-    r"/tmp/|/work/|\d{8}T\d{6}|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|run[ _]id", re.IGNORECASE
+    rf"/tmp/|{_REPO}|\d{{8}}T\d{{6}}|\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}|run[ _]id",
+    re.IGNORECASE,
 )
 
 
