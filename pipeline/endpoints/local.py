@@ -113,8 +113,8 @@ def server_command(binary: Path, model_path: Path, port: int, spec: LocalModelSp
 
 def server_environment(api_key: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's environment without LLAMA_ARG_* overrides, plus the server's API key."""
-    env = {k: v for k, v in (os.environ if base is None else base).items()}
-    env = {k: v for k, v in env.items() if not k.startswith("LLAMA_ARG_")}
+    source = os.environ if base is None else base
+    env = {k: v for k, v in source.items() if not k.startswith("LLAMA_ARG_")}
     env["LLAMA_API_KEY"] = api_key
     return env
 

@@ -373,7 +373,7 @@ async def test_crash_loop_stops_restarting_and_reports_one_fatal_line(
         for _ in range(3):
             pid = server.pid
             assert pid is not None
-            await _wait_ready_pid(server, pid)
+            await server.wait_ready(timeout_s=20)  # the next kill must hit a running server
             os.kill(pid, signal.SIGSEGV)
             for _ in range(200):
                 if server.pid != pid or fatal:
@@ -386,11 +386,6 @@ async def test_crash_loop_stops_restarting_and_reports_one_fatal_line(
         assert [e.restarted for e in pool.restarts] == [True, True, False]
     assert len(fatal) == 1 and "\n" not in fatal[0]
     assert "died with SIGSEGV" in fatal[0] and "not restarted again" in fatal[0]
-
-
-async def _wait_ready_pid(server: LocalServer, pid: int) -> None:
-    """Wait until the relaunched process answers, so the next kill hits a running server."""
-    await server.wait_ready(timeout_s=20)
 
 
 async def test_stop_leaves_no_server_process(tmp_path: Path, standin: Any) -> None:
