@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,15 +20,6 @@ KILL_RESUME_SWEEP = (
 
 SWEEP_TIMEOUT_S = 240.0
 """Ray alone took 15 s to start on the loaded 2-core CI machine; a sweep gets 16x that."""
-
-
-@pytest.fixture
-def harness() -> Iterator[SweepHarness]:
-    h = SweepHarness()
-    try:
-        yield h
-    finally:
-        h.close()
 
 
 @pytest.fixture(scope="session")

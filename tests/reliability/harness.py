@@ -24,9 +24,11 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
 MARKER_VAR = "FOLDSWEEP_TEST_MARKER"
@@ -180,3 +182,13 @@ def files_containing(root: Path, needle: bytes) -> list[Path]:
         except OSError:
             continue
     return hits
+
+
+@pytest.fixture
+def harness() -> Iterator[SweepHarness]:
+    """A SweepHarness per test, closed after it (kills and reaps only what it started)."""
+    h = SweepHarness()
+    try:
+        yield h
+    finally:
+        h.close()

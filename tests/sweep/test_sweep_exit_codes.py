@@ -11,12 +11,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.reliability.harness import PROJECT, RUN_DIR_PREFIX, SweepHarness
+from tests.reliability.harness import (
+    PROJECT,
+    RUN_DIR_PREFIX,
+    SweepHarness,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
@@ -26,15 +29,6 @@ SLOW_SIM = ("+panel=sim", "sim.configs=2", "arms=[j,q]", "repeats=4", "sim.laten
 FATAL_LINE = (
     "local server sim-00 died from SIGILL: the build uses CPU instructions this machine cannot run"
 )
-
-
-@pytest.fixture
-def harness() -> Iterator[SweepHarness]:
-    h = SweepHarness()
-    try:
-        yield h
-    finally:
-        h.close()
 
 
 def error_lines(stderr: str) -> list[str]:
