@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.carrier.chat import ResponseSchema
+from pipeline.chat.messages import ResponseSchema
 from pipeline.carrier.prompts import HEADINGS, SYSTEM_PROMPTS, prompt_sha256
 from pipeline.config.schema import ArmConfig, FieldSpec
 from pipeline.usererror import UserError

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from pipeline.carrier.arms import Arm
-from pipeline.carrier.chat import ChatResponse
+from pipeline.chat.messages import ChatResponse
 from pipeline.carrier.tokens import estimate_tokens
 
 _THINK_CLOSED = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)

@@ -6,7 +6,7 @@ retry (the one tenacity policy), limits (per-endpoint rpm/tpm/concurrency), usag
 cost dialects), probe (capability verdicts), catalog and panels (snapshot, recency rule,
 panel kinds), local (managed llama.cpp servers), sim and sim_model (simulated endpoints).
 
-Nothing is re-exported here on purpose: `pipeline.endpoints.errors` must stay importable by
+Nothing is re-exported here on purpose: `pipeline.chat.errors` must stay importable by
 the pure protocol layer without pulling in aiohttp.
 """
 

@@ -1,10 +1,10 @@
 """OpenAI-compatible chat client on aiohttp: the only place a chat request meets the network.
 
-`OpenAIChatClient` implements pipeline.carrier.chat.ChatClient. Each attempt (retries included)
+`OpenAIChatClient` implements pipeline.chat.messages.ChatClient. Each attempt (retries included)
 takes a concurrency slot and a rate admission from the endpoint's `EndpointLimiter`, POSTs
 `{base_url}/chat/completions` (base_url like http://127.0.0.1:PORT/v1, trailing slash
 stripped), reads at most `max_body_bytes`, and maps every outcome into the tree of
-pipeline.endpoints.errors: third-party exceptions are mapped here (`raise Ours(...) from exc`),
+pipeline.chat.errors: third-party exceptions are mapped here (`raise Ours(...) from exc`),
 statuses by the pure http_status policy, and the request-level retry policy decides retries.
 
 The API key is a value handed in by the caller (read from os.environ[endpoint.api_key_env]). It
@@ -23,9 +23,9 @@ from dataclasses import replace
 
 import aiohttp
 
-from pipeline.carrier.chat import ChatRequest, ChatResponse
+from pipeline.chat.messages import ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
-from pipeline.endpoints.errors import (
+from pipeline.chat.errors import (
     EndpointError,
     InfrastructureFault,
     MalformedEnvelope,

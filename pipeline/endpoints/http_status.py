@@ -25,7 +25,7 @@ from collections.abc import Callable
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 
-from pipeline.endpoints.errors import (
+from pipeline.chat.errors import (
     EndpointError,
     HttpStatusFault,
     InFlightBudgetExhausted,

@@ -44,9 +44,9 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from pipeline.carrier.chat import ChatClient, ChatMessage, ChatRequest, ResponseSchema
+from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ResponseSchema
 from pipeline.config.schema import EndpointConfig
-from pipeline.endpoints.errors import (
+from pipeline.chat.errors import (
     HttpStatusFault,
     InfrastructureFault,
     MalformedEnvelope,

@@ -26,7 +26,7 @@ from typing import TypeVar
 import tenacity
 
 from pipeline.config.schema import RetryConfig
-from pipeline.endpoints.errors import InfrastructureFault
+from pipeline.chat.errors import InfrastructureFault
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """Token usage and cost from a reply's `usage` object, across the cached-token dialects.
 
-Normalised meaning (pipeline.carrier.chat.Usage):
+Normalised meaning (pipeline.chat.messages.Usage):
     prompt_tokens       every input token, cached or not (None if not reported)
     completion_tokens   output tokens including any reasoning tokens (None if not reported)
     cached_tokens       input tokens read from the provider's prompt cache (part of prompt)
@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pipeline.carrier.chat import Usage
+from pipeline.chat.messages import Usage
 from pipeline.config.schema import Prices
 
 PER_MILLION = 1_000_000.0

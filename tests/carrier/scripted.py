@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.carrier.chat import ChatRequest, ChatResponse, Usage
+from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
 from pipeline.carrier.fixture_model import Chunk, Fact, Message
 
 Reply = ChatResponse | Exception | Callable[[ChatRequest], ChatResponse]

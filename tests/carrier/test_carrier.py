@@ -11,7 +11,7 @@ from pipeline.carrier.carrier import (
     count_headings,
     strip_reply,
 )
-from pipeline.carrier.chat import ChatResponse
+from pipeline.chat.messages import ChatResponse
 from pipeline.carrier.tokens import estimate_tokens
 from pipeline.config import load
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from pipeline.carrier.chat import ChatMessage, ChatRequest
+from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config.schema import EndpointConfig, Limits, RetryConfig, TimeoutConfig
 from pipeline.endpoints.client import DEFAULT_MAX_BODY_BYTES, OpenAIChatClient, make_session
 from pipeline.endpoints.limits import EndpointLimiter

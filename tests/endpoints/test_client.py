@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from pipeline.carrier.chat import ChatMessage, ResponseSchema
+from pipeline.chat.messages import ChatMessage, ResponseSchema
 from pipeline.config.schema import Limits, Prices
 from pipeline.config.strict import ConfigError
 from pipeline.endpoints.client import estimate_tokens
-from pipeline.endpoints.errors import (
+from pipeline.chat.errors import (
     ErrorBodyFault,
     HttpStatusFault,
     InFlightBudgetExhausted,

@@ -15,7 +15,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from pipeline.endpoints.client import map_client_exception
-from pipeline.endpoints.errors import (
+from pipeline.chat.errors import (
     EndpointError,
     HttpStatusFault,
     InFlightBudgetExhausted,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.carrier.chat import ChatClient, ChatRequest, ChatResponse
+from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.probe import (
     ProbeVerdict,

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from pipeline.carrier.chat import ChatMessage, ChatRequest
+from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import EndpointConfig, Limits, RetryConfig, TimeoutConfig
 from pipeline.endpoints.client import open_client
 from pipeline.endpoints.sim import SimOptions, SimServer

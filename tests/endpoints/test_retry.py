@@ -7,7 +7,7 @@ import random
 import pytest
 
 from pipeline.config.schema import RetryConfig
-from pipeline.endpoints.errors import (
+from pipeline.chat.errors import (
     EndpointError,
     HttpStatusFault,
     MalformedEnvelope,

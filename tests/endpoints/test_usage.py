@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.carrier.chat import Usage
+from pipeline.chat.messages import Usage
 from pipeline.config.schema import Prices
 from pipeline.endpoints.usage import cost_usd, parse_usage
 

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from pipeline.carrier.chat import ChatRequest, ChatResponse, Usage
+from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
 from pipeline.carrier.fixture import fixture_json, generate
 from pipeline.config import EndpointConfig, RetryConfig, TimeoutConfig, load
-from pipeline.endpoints.errors import TransportFault
+from pipeline.chat.errors import TransportFault
 from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings, trajectory_seed
 

@@ -1,7 +1,7 @@
-"""The ChatClient protocol: the only seam between the pure protocol and the network.
+"""The ChatClient protocol: the only seam between a pure study protocol and the network.
 
-`trajectory.py` depends on this module alone; HTTP clients (pipeline.endpoints.client), the
-simulated models and the scripted test clients implement it.
+Study protocols (e.g. carrier `trajectory.py`) depend on this package alone; the HTTP client
+(pipeline.endpoints.client), the simulated models and the scripted test clients implement it.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class ChatResponse:
 class ChatClient(Protocol):
     """Anything that can answer one chat request.
 
-    Infrastructure faults raise `pipeline.endpoints.errors.InfrastructureFault` after the
+    Infrastructure faults raise `pipeline.chat.errors.InfrastructureFault` after the
     client's own bounded retries; a deterministic rejection raises `RequestRejected`. Model
     behaviour (refusal, empty text, `length`) is returned as data, never raised.
     """
