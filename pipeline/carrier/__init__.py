@@ -7,11 +7,11 @@ validity rule), prompts, tokens, chat (the ChatClient protocol).
 """
 
 from pipeline.carrier.arms import Arm, build_arms
-from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ChatResponse, Usage
 from pipeline.carrier.fixture import Fixture, generate
 from pipeline.carrier.grade import Grade, grade
 from pipeline.carrier.trajectory import TrajectoryInputs, TrajectoryResult, run_trajectory
 from pipeline.carrier.validity import Validity, ValidityInputs, decide
+from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ChatResponse, Usage
 
 __all__ = [
     "Arm",

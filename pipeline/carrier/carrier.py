@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 
 from pipeline.carrier.arms import Arm
-from pipeline.chat.messages import ChatResponse
 from pipeline.carrier.tokens import estimate_tokens
+from pipeline.chat.messages import ChatResponse
 
 _THINK_CLOSED = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"^\s*<think>.*", re.DOTALL | re.IGNORECASE)

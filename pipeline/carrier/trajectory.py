@@ -27,11 +27,11 @@ from pipeline.carrier.carrier import (
     carrier_from_reply,
     count_headings,
 )
-from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ChatResponse
 from pipeline.carrier.grade import ExpectedFact, Grade, grade
 from pipeline.carrier.prompts import RECALL_SYSTEM_PROMPT, fold_message, recall_message
 from pipeline.carrier.tokens import estimate_quarters
 from pipeline.chat.errors import EndpointError, InfrastructureFault, RequestRejected
+from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ChatResponse
 
 RECALL_MAX_TOKENS = 700
 

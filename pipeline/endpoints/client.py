@@ -23,8 +23,6 @@ from dataclasses import replace
 
 import aiohttp
 
-from pipeline.chat.messages import ChatRequest, ChatResponse
-from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.chat.errors import (
     EndpointError,
     InfrastructureFault,
@@ -33,6 +31,8 @@ from pipeline.chat.errors import (
     TimeoutFault,
     TransportFault,
 )
+from pipeline.chat.messages import ChatRequest, ChatResponse
+from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.http_status import parse_retry_after, status_error
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.retry import RetryPolicy, build_retry

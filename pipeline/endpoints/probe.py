@@ -44,8 +44,6 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ResponseSchema
-from pipeline.config.schema import EndpointConfig
 from pipeline.chat.errors import (
     HttpStatusFault,
     InfrastructureFault,
@@ -53,6 +51,8 @@ from pipeline.chat.errors import (
     RequestRejected,
     TimeoutFault,
 )
+from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ResponseSchema
+from pipeline.config.schema import EndpointConfig
 
 SHAPES = ("plain", "schema", "reasoning_disabled", "context_length")
 OK = "ok"

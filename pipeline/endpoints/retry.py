@@ -25,8 +25,8 @@ from typing import TypeVar
 
 import tenacity
 
-from pipeline.config.schema import RetryConfig
 from pipeline.chat.errors import InfrastructureFault
+from pipeline.config.schema import RetryConfig
 
 T = TypeVar("T")
 

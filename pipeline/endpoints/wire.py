@@ -25,10 +25,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pipeline.chat.errors import ErrorBodyFault, MalformedEnvelope, RequestRejected
 from pipeline.chat.messages import ChatRequest, ChatResponse, ResponseSchema
 from pipeline.config.schema import EndpointConfig, Prices
 from pipeline.config.strict import ConfigError
-from pipeline.chat.errors import ErrorBodyFault, MalformedEnvelope, RequestRejected
 from pipeline.endpoints.http_status import excerpt
 from pipeline.endpoints.usage import cost_usd, parse_usage
 

@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.carrier.arms import Arm, build_arms
-from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
 from pipeline.carrier.fixture import Fixture, fixture_from_json
 from pipeline.carrier.fixture_model import render_chunk, render_message
 from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
+from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
 from pipeline.config.schema import ArmConfig, EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.progress import EndpointLive, LiveCounts

@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
 from pipeline.carrier.fixture_model import Chunk, Fact, Message
+from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
 
 Reply = ChatResponse | Exception | Callable[[ChatRequest], ChatResponse]
 

@@ -11,8 +11,8 @@ from pipeline.carrier.carrier import (
     count_headings,
     strip_reply,
 )
-from pipeline.chat.messages import ChatResponse
 from pipeline.carrier.tokens import estimate_tokens
+from pipeline.chat.messages import ChatResponse
 from pipeline.config import load
 
 from .scripted import text

@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 import pytest
 
 from pipeline.carrier.arms import Arm, build_arms
-from pipeline.chat.messages import ChatResponse
 from pipeline.carrier.fixture_model import render_chunk, render_message
 from pipeline.carrier.prompts import CHUNK_MARKER, RECALL_MARKER
 from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
-from pipeline.config import EndpointConfig, load
 from pipeline.chat.errors import RequestRejected, TimeoutFault
+from pipeline.chat.messages import ChatResponse
+from pipeline.config import EndpointConfig, load
 from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.rows import RowContext, build_records
 

@@ -9,10 +9,6 @@ from typing import Any
 
 import pytest
 
-from pipeline.chat.messages import ChatMessage, ResponseSchema
-from pipeline.config.schema import Limits, Prices
-from pipeline.config.strict import ConfigError
-from pipeline.endpoints.client import estimate_tokens
 from pipeline.chat.errors import (
     ErrorBodyFault,
     HttpStatusFault,
@@ -22,6 +18,10 @@ from pipeline.chat.errors import (
     TimeoutFault,
     TransportFault,
 )
+from pipeline.chat.messages import ChatMessage, ResponseSchema
+from pipeline.config.schema import Limits, Prices
+from pipeline.config.strict import ConfigError
+from pipeline.endpoints.client import estimate_tokens
 from pipeline.endpoints.limits import EndpointLimiter
 
 from .conftest import (

@@ -14,7 +14,6 @@ from aiohttp.client_reqrep import ConnectionKey, RequestInfo
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from pipeline.endpoints.client import map_client_exception
 from pipeline.chat.errors import (
     EndpointError,
     HttpStatusFault,
@@ -25,6 +24,7 @@ from pipeline.chat.errors import (
     TimeoutFault,
     TransportFault,
 )
+from pipeline.endpoints.client import map_client_exception
 from pipeline.endpoints.http_status import parse_retry_after, status_error
 
 # Verbatim from llama-cpp-python 0.3.36 (POST with OpenAI's json_schema form), 2026-11-29.

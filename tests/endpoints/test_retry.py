@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from pipeline.config.schema import RetryConfig
 from pipeline.chat.errors import (
     EndpointError,
     HttpStatusFault,
@@ -14,6 +13,7 @@ from pipeline.chat.errors import (
     RequestRejected,
     TransportFault,
 )
+from pipeline.config.schema import RetryConfig
 from pipeline.endpoints.retry import RETRY_AFTER_CEILING_S, RetryNotice, backoff_wait, build_retry
 
 from .conftest import RecordingSleep

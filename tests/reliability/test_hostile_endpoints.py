@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.carrier.fixture import generate
+from pipeline.chat.errors import InfrastructureFault, MalformedEnvelope, TimeoutFault
+from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import load
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.client import DEFAULT_MAX_BODY_BYTES, open_client
-from pipeline.chat.errors import InfrastructureFault, MalformedEnvelope, TimeoutFault
 from pipeline.endpoints.sim import SimServer
 from pipeline.endpoints.sim_model import profiles_for
 from tests.reliability.conftest import SWEEP_TIMEOUT_S

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.carrier.fixture import fixture_json, generate
+from pipeline.chat.errors import RequestRejected
+from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import load
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.client import open_client
-from pipeline.chat.errors import RequestRejected
 from pipeline.endpoints.sim import SimOptions, SimServer
 from pipeline.endpoints.sim_model import profiles_for
 from pipeline.sweep.plan import TrajectorySpec

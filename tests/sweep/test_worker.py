@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
 from pipeline.carrier.fixture import fixture_json, generate
-from pipeline.config import EndpointConfig, RetryConfig, TimeoutConfig, load
 from pipeline.chat.errors import TransportFault
+from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
+from pipeline.config import EndpointConfig, RetryConfig, TimeoutConfig, load
 from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings, trajectory_seed
 
