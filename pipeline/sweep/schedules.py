@@ -6,16 +6,29 @@ would fix that. So the default here is Williams (1949): every arm takes every po
 every ordered pair of distinct arms is adjacent, equally often over one full cycle of rows.
 
 A cycle is ``n`` rows for an even number of arms and ``2n`` rows (the square plus its mirror
-image) for an odd number. Balance holds only over complete cycles: ``closes`` says whether a
-number of repeats completes them, and the sweep records that in the manifest (the paper
-disclosed a sweep whose rotation did not close).
+image) for an odd number; a Latin cycle is ``n`` rows. Balance holds only over complete cycles,
+and the default sweeps do not complete them (4 arms x 2 repeats against 4 Williams rows; 13 arms
+x 4 repeats against 26). The paper disclosed one sweep whose rotation did not close and left it
+there. Here ``closure`` turns that into a value the sweep records per execution group and a
+one-line warning naming the repeat count that would close.
 
-Items are arm indices ``0..n-1``; ``n == 1`` gives the single row ``[[0]]``.
+Beyond the paper, a per-configuration row offset: configuration ``i`` (0-based, panel order)
+starts at row ``(i * repeats) mod L``. The configurations' blocks then tile the cycle end to
+end, so every row is used as evenly as possible across the panel, and when ``configs * repeats``
+is a multiple of ``L`` the panel as a whole balances position and carryover even though no
+single configuration closes. Configuration 0 keeps the paper's schedule (offset 0). The offset
+balances pooled (panel-level) comparisons only; a configuration that does not close is still
+unbalanced on its own.
+
+Items are arm indices ``0..n-1``; ``n == 1`` gives the single row ``[[0]]``. Everything here is
+a pure function of values.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 Schedule = list[list[int]]
 
@@ -50,9 +63,113 @@ def schedule_rows(name: str, n: int) -> Schedule:
     return build(n)
 
 
+def cycle_length(name: str, n: int) -> int:
+    """Rows in one full cycle: the unit over which the schedule's balance holds."""
+    return len(schedule_rows(name, n))
+
+
 def closes(name: str, n: int, repeats: int) -> bool:
     """True when ``repeats`` is a whole number of schedule cycles (balance then holds)."""
-    return repeats % len(schedule_rows(name, n)) == 0
+    return repeats % cycle_length(name, n) == 0
+
+
+def closing_repeats(name: str, n: int, repeats: int) -> int:
+    """The smallest repeat count ``>= repeats`` that closes: the next multiple of the cycle."""
+    _check_repeats(repeats)
+    length = cycle_length(name, n)
+    return -(-repeats // length) * length
+
+
+@dataclass(frozen=True)
+class ScheduleClosure:
+    """Whether one execution group's repeats complete the schedule's cycles, and what would."""
+
+    schedule: str
+    arms: int
+    repeats: int
+    cycle_length: int
+    closes: bool
+    closing_repeats: int
+
+    def warning(self) -> str | None:
+        """One line for the sweep log when the repeats leave a cycle unfinished, else None."""
+        if self.closes:
+            return None
+        # A closed Latin square still confounds carryover, so promise only what closing buys.
+        balance = "position" if self.schedule == "latin" else "position and carryover"
+        return (
+            f"schedule {self.schedule} over {self.arms} arms does not close with "
+            f"{self.repeats} repeats: use repeats={self.closing_repeats} (or a multiple of "
+            f"{self.cycle_length}) for {balance} balance"
+        )
+
+    def as_record(self) -> dict[str, str | int | bool]:
+        """The manifest record (JSON-ready), one per execution group."""
+        return {
+            "schedule": self.schedule,
+            "arms": self.arms,
+            "repeats": self.repeats,
+            "cycle_length": self.cycle_length,
+            "closes": self.closes,
+            "closing_repeats": self.closing_repeats,
+        }
+
+
+def closure(name: str, n: int, repeats: int) -> ScheduleClosure:
+    """The closure value of schedule ``name`` over ``n`` arms and ``repeats`` repeats."""
+    _check_repeats(repeats)
+    length = cycle_length(name, n)
+    return ScheduleClosure(
+        schedule=name,
+        arms=n,
+        repeats=repeats,
+        cycle_length=length,
+        closes=repeats % length == 0,
+        closing_repeats=closing_repeats(name, n, repeats),
+    )
+
+
+def row_offset(config_index: int, repeats: int, cycle_length: int) -> int:
+    """First row of configuration ``config_index``: its block follows the previous config's."""
+    if config_index < 0:
+        raise ValueError(f"config_index must be >= 0, got {config_index}")
+    _check_repeats(repeats)
+    if cycle_length < 1:
+        raise ValueError(f"cycle_length must be >= 1, got {cycle_length}")
+    return (config_index * repeats) % cycle_length
+
+
+def rows_for(name: str, n: int, repeats: int, config_index: int) -> Schedule:
+    """The rows configuration ``config_index`` runs, in repeat order: row ``(offset + r) mod L``."""
+    rows = schedule_rows(name, n)
+    start = row_offset(config_index, repeats, len(rows))
+    return [list(rows[(start + r) % len(rows)]) for r in range(repeats)]
+
+
+def position_counts(rows: Schedule) -> dict[tuple[int, int], int]:
+    """How often each ``(item, position)`` occurs; pairs that never occur are absent."""
+    return dict(Counter((item, pos) for row in rows for pos, item in enumerate(row)))
+
+
+def carryover_counts(rows: Schedule) -> dict[tuple[int, int], int]:
+    """How often each ``(predecessor, item)`` is adjacent within a row (rows do not chain)."""
+    return dict(Counter((row[i - 1], row[i]) for row in rows for i in range(1, len(row))))
+
+
+def balanced(rows: Schedule, n: int) -> bool:
+    """Every item equally often in every position and every ordered distinct pair equally often
+    adjacent. No rows is not balanced: there is nothing to claim balance for."""
+    _check(n)
+    if not rows:
+        return False
+    positions = position_counts(rows)
+    pairs = carryover_counts(rows)
+    return (
+        set(positions) == {(item, pos) for item in range(n) for pos in range(n)}
+        and len(set(positions.values())) == 1
+        and set(pairs) == {(a, b) for a in range(n) for b in range(n) if a != b}
+        and len(set(pairs.values())) <= 1  # n == 1 has no pairs at all
+    )
 
 
 def _zigzag(n: int) -> list[int]:
@@ -74,3 +191,8 @@ def _zigzag(n: int) -> list[int]:
 def _check(n: int) -> None:
     if n < 1:
         raise ValueError(f"a schedule needs at least one arm, got {n}")
+
+
+def _check_repeats(repeats: int) -> None:
+    if repeats < 1:
+        raise ValueError(f"a sweep needs at least one repeat, got {repeats}")
