@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.carrier.config import ArmConfig, FieldSpec
 from pipeline.carrier.prompts import HEADINGS, SYSTEM_PROMPTS, prompt_sha256
 from pipeline.chat.messages import ResponseSchema
-from pipeline.config.schema import ArmConfig, FieldSpec
 from pipeline.usererror import UserError
 
 SCHEMA_REPRESENTATIONS = frozenset(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 from random import Random
 
+from pipeline.carrier.config import ScenarioConfig
 from pipeline.carrier.fixture_codec import (
     FixtureError,
     fixture_dict,
@@ -43,7 +44,6 @@ from pipeline.carrier.fixture_model import (
 )
 from pipeline.carrier.fixture_session import SessionBuilder, check_scenario, place_facts
 from pipeline.carrier.fixture_values import SESSION_EPOCH, draw_facts
-from pipeline.config.schema import ScenarioConfig
 
 __all__ = [
     "Chunk",

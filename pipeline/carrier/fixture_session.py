@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from random import Random
 
 from pipeline.carrier import fixture_prose as prose
+from pipeline.carrier.config import ScenarioConfig
 from pipeline.carrier.fixture_filler import STAMP_EXAMPLE, Filler, Scene
 from pipeline.carrier.fixture_model import CARRIERS, Chunk, Message, ToolCall, render_message
 from pipeline.carrier.fixture_outputs import tool_output
 from pipeline.carrier.fixture_values import DrawnFact
 from pipeline.carrier.tokens import estimate_quarters
-from pipeline.config.schema import ScenarioConfig
 from pipeline.config.strict import ConfigError
 
 PLACEMENTS = ("distributed", "single_chunk")

@@ -12,8 +12,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from pipeline.carrier.config import ScenarioConfig
 from pipeline.carrier.fixture import fixture_json, generate
-from pipeline.config import ScenarioConfig, build, compose_dict
+from pipeline.config import build, compose_dict
 from pipeline.usererror import UserError
 
 

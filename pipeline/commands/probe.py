@@ -14,26 +14,24 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
-from typing import Any
 
-from pipeline.carrier.arms import Arm
 from pipeline.config import EndpointConfig, RunConfig
 from pipeline.endpoints.probe import ProbeVerdict, probe
-from pipeline.sweep.probing import arm_needs, context_tokens_needed, shapes_needed
+from pipeline.study import ProbePlan
+from pipeline.sweep.probing import arm_needs, shapes_needed
 
 
 async def _probe_all(
-    cfg: RunConfig, endpoints: Sequence[EndpointConfig], arms: dict[str, Arm], fixture: Any
+    cfg: RunConfig, endpoints: Sequence[EndpointConfig], plan: ProbePlan
 ) -> list[ProbeVerdict]:
     from pipeline.endpoints.client import open_client
 
-    needed = context_tokens_needed(fixture, arms)
     verdicts: list[ProbeVerdict] = []
     for ep in endpoints:
         key = os.environ.get(ep.api_key_env) if ep.api_key_env else None
         factory = partial(open_client, retry=cfg.retry, timeouts=cfg.timeouts, api_key=key)
-        shapes = shapes_needed(arm_needs(arms, ep))
-        verdicts += await probe(factory, ep, shapes, context_tokens_needed=needed)
+        shapes = shapes_needed(arm_needs(plan, ep))
+        verdicts += await probe(factory, ep, shapes, context_tokens_needed=plan.context_tokens)
     return verdicts
 
 
@@ -45,10 +43,16 @@ def main(argv: list[str]) -> int:
 
     p = prepare([*overrides, "out_dir=/nonexistent-probe-only"])
     endpoints = [inc.endpoint for inc in p.resolution.included]
-    with tempfile.TemporaryDirectory(prefix="foldsweep-probe-") as logs:
-        kind = p.resolution.kind
-        with EndpointServers(kind, endpoints, p.cfg, p.fixture, Path(logs)) as servers:
-            verdicts = asyncio.run(_probe_all(p.cfg, servers.endpoints, p.arms, p.fixture))
+    kind = p.resolution.kind
+    sim_models = []
+    if p.simulated:
+        pairs = [(inc.config_id, inc.model) for inc in p.resolution.included]
+        sim_models = p.study.sim_models(pairs, p.cfg.sim.seed)
+    with (
+        tempfile.TemporaryDirectory(prefix="foldsweep-probe-") as logs,
+        EndpointServers(kind, endpoints, p.cfg, Path(logs), sim_models=sim_models) as servers,
+    ):
+        verdicts = asyncio.run(_probe_all(p.cfg, servers.endpoints, p.study.probe_plan()))
     if as_json:
         print(json.dumps([asdict(v) for v in verdicts], indent=2))
         return 0

@@ -22,12 +22,12 @@ from dataclasses import replace
 
 from omegaconf import OmegaConf
 
+from pipeline.carrier.config import ScenarioConfig
 from pipeline.commands.args import CommandParser
 from pipeline.config.load import available, conf_dir
-from pipeline.config.schema import ScenarioConfig
 from pipeline.config.strict import build
 from pipeline.endpoints.sim import FAULT_KINDS, SimOptions, SimServer
-from pipeline.endpoints.sim_model import FactLike, profiles_for
+from pipeline.simulated import SimBehaviour
 from pipeline.usererror import UserError
 
 _USAGE = "usage: python -m pipeline serve sim|local [options]  (serve sim --help for options)"
@@ -85,10 +85,9 @@ def _build_servers(args: argparse.Namespace) -> list[SimServer]:
         )
     except ValueError as exc:
         raise UserError(f"serve sim: {exc}") from None
-    facts = _planted_facts(args.scenario, args.seed)
     return [
-        SimServer(profile, facts, replace(options, port=args.port + i if args.port else 0))
-        for i, profile in enumerate(profiles_for(args.configs, args.sim_seed))
+        SimServer(model, replace(options, port=args.port + i if args.port else 0))
+        for i, model in enumerate(_sim_models(args))
     ]
 
 
@@ -106,18 +105,20 @@ def _api_key(variable: str | None) -> str | None:
     return value
 
 
-def _planted_facts(scenario: str, seed: int) -> Sequence[FactLike]:
-    """The fixture's planted facts: the pseudo-model is told what to look for."""
+def _sim_models(args: argparse.Namespace) -> Sequence[SimBehaviour]:
+    """The carrier pseudo-model's profiles, handed the fixture's planted facts (it is told
+    what to look for)."""
     # lazy: the generator is only needed once a scenario is actually served
     from pipeline.carrier.fixture import generate
+    from pipeline.carrier.sim_model import CarrierSimModel, profiles_for
 
-    path = conf_dir() / "scenario" / f"{scenario}.yaml"
+    path = conf_dir() / "scenario" / f"{args.scenario}.yaml"
     if not path.is_file():
         names = ", ".join(available("scenario"))
-        raise UserError(f"serve sim: unknown scenario '{scenario}'; available: {names}")
+        raise UserError(f"serve sim: unknown scenario '{args.scenario}'; available: {names}")
     data = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    planted: Sequence[FactLike] = generate(build(ScenarioConfig, data, "scenario"), seed).planted
-    return planted
+    planted = tuple(generate(build(ScenarioConfig, data, "scenario"), args.seed).planted)
+    return [CarrierSimModel(p, planted) for p in profiles_for(args.configs, args.sim_seed)]
 
 
 async def _serve(servers: list[SimServer]) -> int:

@@ -3,12 +3,9 @@
 from pipeline.config.load import available, compose_dict, conf_dir, load
 from pipeline.config.schema import (
     AnalysisConfig,
-    ArmConfig,
     BudgetConfig,
     EndpointConfig,
     EndpointOverride,
-    FieldSpec,
-    LedgerSpec,
     Limits,
     LocalModelSpec,
     PanelConfig,
@@ -16,7 +13,6 @@ from pipeline.config.schema import (
     RayConfig,
     RetryConfig,
     RunConfig,
-    ScenarioConfig,
     SimConfig,
     TimeoutConfig,
 )
@@ -24,13 +20,10 @@ from pipeline.config.strict import ConfigError, build
 
 __all__ = [
     "AnalysisConfig",
-    "ArmConfig",
     "BudgetConfig",
     "ConfigError",
     "EndpointConfig",
     "EndpointOverride",
-    "FieldSpec",
-    "LedgerSpec",
     "Limits",
     "LocalModelSpec",
     "PanelConfig",
@@ -38,7 +31,6 @@ __all__ = [
     "RayConfig",
     "RetryConfig",
     "RunConfig",
-    "ScenarioConfig",
     "SimConfig",
     "TimeoutConfig",
     "available",

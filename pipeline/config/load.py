@@ -57,8 +57,6 @@ def compose_dict(overrides: Sequence[str] = ()) -> dict[str, Any]:
 def load(overrides: Sequence[str] = ()) -> RunConfig:
     """Compose and validate; raises ConfigError with a fix-it message."""
     data = compose_dict(overrides)
-    if not data.get("arms"):
-        raise ConfigError("no arms selected; pass for example arms=[j,q]")
     cfg = build(RunConfig, data)
     if cfg.ray.endpoints_per_worker < 1:
         raise ConfigError(

@@ -7,53 +7,7 @@ rejects unknown keys. Nothing below the CLI reads a raw DictConfig.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One carrier field an arm asks the model to fill."""
-
-    name: str  # JSON property name (or heading text for plain arms)
-    max_chars: int | None = None  # declared per-field ceiling; None = undeclared
-    description: str = ""  # schema description sent with the field
-
-
-@dataclass(frozen=True)
-class LedgerSpec:
-    """Code-written ledger of shaped values (arm x): budget in characters."""
-
-    budget_chars: int = 2400
-
-
-@dataclass(frozen=True)
-class ArmConfig:
-    """One arm of the study, loaded from conf/arms/NAME.yaml (data, not code)."""
-
-    name: str
-    description: str
-    system_prompt: str  # id of a prompt in pipeline.carrier.prompts
-    representation: (
-        str  # plain | headings | single_field | five_fields | deployed_schema | semantic_fields
-    )
-    output_tokens: int  # API max_tokens per fold
-    carry_cap_tokens: int  # recursive carry cap applied before the next fold
-    carrier_from_reply: str  # raw | parsed | rendered | text
-    fields: tuple[FieldSpec, ...] = ()
-    ledger: LedgerSpec | None = None
-    in_paper: bool = True
-
-
-@dataclass(frozen=True)
-class ScenarioConfig:
-    """A fixture scenario: size, chunking and where the graded facts land."""
-
-    name: str
-    target_tokens: int  # estimated tokens of the whole session
-    chunk_tokens: int  # estimated tokens per chunk (one chunk per fold)
-    folds: int  # number of folds (= chunks)
-    placement: str  # distributed | single_chunk
-    graded_chunks: tuple[int, ...] = ()  # chunks that receive graded facts (distributed)
-    generator_version: str = "v1"
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -202,22 +156,15 @@ class AnalysisConfig:
 
 
 @dataclass(frozen=True)
-class StudyConfig:
-    """Which study the sweep runs (carrier; later toolout, traces)."""
-
-    name: str
-
-
-@dataclass(frozen=True)
 class RunConfig:
     """The whole resolved configuration of one sweep."""
 
-    scenario: ScenarioConfig
-    arms: dict[str, ArmConfig]
+    # The study's own node (conf/study/NAME.yaml plus the groups packaged under it, such as the
+    # carrier's scenario and arms). The engine reads only `name`; the study converts the rest
+    # into its typed config (Study.configure) at the entry point.
+    study: dict[str, Any] = field(default_factory=lambda: {"name": "carrier"})
     panel: PanelConfig | None = None
-    study: StudyConfig = field(default_factory=lambda: StudyConfig("carrier"))
     seed: int = 166
-    fixture_seed: int = 1
     repeats: int = 2
     execution_group: int = 0  # one sweep = one execution group; pairs never cross groups
     temperature: float = 0.0
@@ -233,3 +180,8 @@ class RunConfig:
     sim: SimConfig = field(default_factory=SimConfig)
     endpoint: EndpointOverride = field(default_factory=EndpointOverride)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+
+    @property
+    def study_name(self) -> str:
+        """The study this run is for (`study=NAME`)."""
+        return str(self.study.get("name", ""))

@@ -4,7 +4,8 @@ Modules: client (OpenAI-compatible chat client on aiohttp), wire (request bodies
 parsing), http_status (status -> exception policy), errors (the rooted exception tree),
 retry (the one tenacity policy), limits (per-endpoint rpm/tpm/concurrency), usage (usage and
 cost dialects), probe (capability verdicts), catalog and panels (snapshot, recency rule,
-panel kinds), local (managed llama.cpp servers), sim and sim_model (simulated endpoints).
+panel kinds), local (managed llama.cpp servers), sim and sim_process (simulated endpoints,
+serving a study's `pipeline.simulated.SimBehaviour`).
 
 Nothing is re-exported here on purpose: `pipeline.chat.errors` must stay importable by
 the pure protocol layer without pulling in aiohttp.

@@ -1,17 +1,20 @@
 """Simulated OpenAI-compatible endpoints: dry runs, load tests and chaos tests (+panel=sim).
 
 One `SimServer` per simulated configuration (decision): each has its own base URL, model id
-(its profile's `served_model`), rate-limit window and counters, exactly as a real panel has one
+(its behaviour's `served_model`), rate-limit window and counters, exactly as a real panel has one
 pinned endpoint per configuration, so per-endpoint rate limiting and fault accounting are
 exercised as in a real sweep. A request naming another model gets 404 `model_not_found`.
 
 Order of checks per chat request: auth (401) -> enforced rpm window (429 + Retry-After,
 counted as a limit violation) -> body (400) and model (404) -> latency -> injected fault
-(deterministic from seed and request index) -> the pseudo-model's reply. Memory is bounded:
+(deterministic from seed and request index) -> the behaviour's reply. Memory is bounded:
 counters are fixed-size and the rpm window keeps at most `rpm_limit` timestamps. The API key
 is never logged, echoed or shown in a repr. `SimServerThread` runs servers on a private loop
 in a background thread for synchronous callers; a sweep runs that thread in a child process
 (`pipeline.endpoints.sim_process`), off the driver's GIL.
+
+What the model answers is not the engine's business (decision): a study hands each server a
+`pipeline.simulated.SimBehaviour`, its pseudo-model, and this module imports no study.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from typing import Any, NamedTuple
 from aiohttp import web
 
 from pipeline.endpoints.loop_thread import LoopThread
-from pipeline.endpoints.sim_model import FactLike, SimProfile, SimReply, reply
 from pipeline.endpoints.wire import SIMULATOR_FINGERPRINT
+from pipeline.simulated import SimBehaviour, SimReply
 
 __all__ = ["FAULT_KINDS", "SimCounters", "SimOptions", "SimServer", "SimServerThread"]
 
@@ -65,7 +68,7 @@ class SimOptions:
     model_faults: bool = False  # empty / non-conforming / refusal replies (model behaviour)
     model_fault_rate: float = 0.1  # their rate when enabled
     api_key: str | None = field(default=None, repr=False)  # require `Bearer <key>` when set
-    seed: int = 7  # seeds fault choice and the pseudo-model
+    seed: int = 7  # seeds fault choice and the behaviour's replies
     host: str = "127.0.0.1"  # loopback only
     port: int = 0  # 0 = a free port
     max_body_bytes: int = 16 * 1024 * 1024
@@ -123,19 +126,17 @@ class SlidingWindow:
 
 
 class SimServer:
-    """One simulated served configuration on 127.0.0.1."""
+    """One simulated served configuration on 127.0.0.1, answering with `behaviour`."""
 
     def __init__(
         self,
-        profile: SimProfile,
-        facts: Sequence[FactLike],
+        behaviour: SimBehaviour,
         options: SimOptions | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.profile = profile
+        self.behaviour = behaviour
         self.options = options or SimOptions()
-        self._facts = tuple(facts)
         self._window = (
             SlidingWindow(self.options.rpm_limit, self.options.rpm_window_s, clock)
             if self.options.rpm_limit is not None
@@ -150,7 +151,7 @@ class SimServer:
 
     @property
     def model(self) -> str:
-        return self.profile.served_model
+        return self.behaviour.served_model
 
     async def start(self) -> str:
         """Bind and serve; returns the base URL, e.g. http://127.0.0.1:PORT/v1."""
@@ -222,7 +223,7 @@ class SimServer:
             self._faults[fault] += 1
             return await self._inject(fault, request)
         rate = self.options.model_fault_rate if self.options.model_faults else 0.0
-        answer = reply(body, self._facts, self.profile, self.options.seed, model_fault_rate=rate)
+        answer = self.behaviour.reply(body, self.options.seed, model_fault_rate=rate)
         if answer.model_fault is not None:
             self._model_faults[answer.model_fault] += 1
         self._counts["served_ok"] += 1

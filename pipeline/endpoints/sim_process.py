@@ -33,7 +33,7 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -41,7 +41,7 @@ from types import MappingProxyType, TracebackType
 from typing import Any
 
 from pipeline.endpoints.sim import SimCounters, SimOptions, SimServer, SimServerThread
-from pipeline.endpoints.sim_model import FactLike, SimProfile
+from pipeline.simulated import SimBehaviour
 
 __all__ = ["SimProcessError", "SimServerProcess", "SimServerSpec"]
 
@@ -52,14 +52,14 @@ _GRACE_S = 5.0  # how long a child that failed to start gets to exit before SIGK
 
 @dataclass(frozen=True)
 class SimServerSpec:
-    """What one SimServer is built from; it crosses to the child process, so it pickles."""
+    """What one SimServer is built from; it crosses to the child process, so it pickles
+    (the behaviour too: SimBehaviour implementations are frozen values)."""
 
-    profile: SimProfile
-    facts: tuple[FactLike, ...] = field(default=(), repr=False)
+    behaviour: SimBehaviour
     options: SimOptions | None = None
 
     def build(self) -> SimServer:
-        return SimServer(self.profile, self.facts, self.options)
+        return SimServer(self.behaviour, self.options)
 
 
 class SimProcessError(RuntimeError):

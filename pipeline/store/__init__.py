@@ -1,14 +1,16 @@
-"""The Parquet store of a run directory: schemas, atomic part writer, reader, manifest.
+"""The Parquet store of a run directory: layout, atomic part writer, reader, manifest.
 
-The sweep's coordinator is the only writer; jobs read through ``read_table`` / ``scan``.
+The sweep's coordinator is the only writer; jobs read only through this package (``scan``,
+``read_table``, ``final_attempts``), so there is one final-attempt rule, one error type and one
+source of column types. Every reader and writer takes the run's ``Layout`` (its study's tables).
 """
 
+from pipeline.store.layout import Layout, UnknownTable, layout_for
 from pipeline.store.manifest import (
     FinalAttempt,
     Manifest,
     OutcomeCounts,
     RunStatus,
-    TrajectoryKey,
     final_attempts,
     load_manifest,
     outcome_counts,
@@ -39,26 +41,24 @@ from pipeline.store.reader import (
     scan,
     validate_run_dir,
 )
-from pipeline.store.schemas import CHECKS, EVENTS, FOLDS, PLAN, ROWS, TABLES
+from pipeline.store.schemas import EVENTS, PLAN, rows_schema
 
 __all__ = [
-    "CHECKS",
     "EVENTS",
-    "FOLDS",
     "PLAN",
-    "ROWS",
-    "TABLES",
     "FinalAttempt",
+    "Layout",
     "Manifest",
     "OutcomeCounts",
     "RunDirError",
     "RunStatus",
     "SchemaMismatch",
-    "TrajectoryKey",
+    "UnknownTable",
     "clean_temporaries",
     "clean_uncommitted",
     "final_attempts",
     "git_revision",
+    "layout_for",
     "load_manifest",
     "next_part_seq",
     "outcome_counts",
@@ -68,6 +68,7 @@ __all__ = [
     "read_plan",
     "read_table",
     "redact",
+    "rows_schema",
     "scan",
     "sha256_file",
     "validate_run_dir",

@@ -25,23 +25,15 @@ import pyarrow as pa
 from pipeline.store.parts import write_json_atomic
 from pipeline.store.provenance import git_revision, package_versions
 from pipeline.store.reader import MANIFEST_FILE, RunDirError, read_json
+from pipeline.study import UnitKey
 
 RunStatus = Literal["running", "completed", "nothing_ran", "stopped", "budget_exhausted", "failed"]
 """How a run directory's last session ended. ``nothing_ran``: the sweep ended without a single
 attempt in the whole run (every planned trajectory is not run, e.g. every configuration
 failed its probes); ``completed`` means at least one attempt exists and nothing is owed."""
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the study seam (config.study node, the study's row columns last)
 _SECRET_MARKERS = ("api_key", "apikey", "authorization", "password", "secret")
 REDACTED = "<redacted>"
-
-
-class TrajectoryKey(NamedTuple):
-    """One planned trajectory (experimental unit); its attempts share this key."""
-
-    config_id: str
-    arm: str
-    execution_group: int
-    repeat: int
 
 
 class FinalAttempt(NamedTuple):
@@ -75,15 +67,15 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def final_attempts(rows: pa.Table) -> dict[TrajectoryKey, FinalAttempt]:
+def final_attempts(rows: pa.Table) -> dict[UnitKey, FinalAttempt]:
     """The final attempt of every key in ``rows``; two rows with one attempt is a RunDirError."""
     names = ["row_id", "config_id", "arm", "execution_group", "repeat", "attempt"]
     names += ["valid", "invalid_reason", "retryable"]
     cols = rows.select(names).to_pydict()
-    finals: dict[TrajectoryKey, FinalAttempt] = {}
-    seen: set[tuple[TrajectoryKey, int]] = set()
+    finals: dict[UnitKey, FinalAttempt] = {}
+    seen: set[tuple[UnitKey, int]] = set()
     for i, row_id in enumerate(cols["row_id"]):
-        key = TrajectoryKey(
+        key = UnitKey(
             cols["config_id"][i], cols["arm"][i], cols["execution_group"][i], cols["repeat"][i]
         )
         attempt = cols["attempt"][i]
@@ -107,14 +99,14 @@ def final_attempts(rows: pa.Table) -> dict[TrajectoryKey, FinalAttempt]:
     return finals
 
 
-def planned_keys(plan: pa.Table) -> list[tuple[TrajectoryKey, str, str | None]]:
+def planned_keys(plan: pa.Table) -> list[tuple[UnitKey, str, str | None]]:
     """(key, status, not_run_reason) for every plan row; a repeated key is a RunDirError."""
     cols = plan.select(
         ["config_id", "arm", "execution_group", "repeat", "status", "not_run_reason"]
     ).to_pydict()
     out = []
     for i in range(plan.num_rows):
-        key = TrajectoryKey(
+        key = UnitKey(
             cols["config_id"][i], cols["arm"][i], cols["execution_group"][i], cols["repeat"][i]
         )
         out.append((key, cols["status"][i], cols["not_run_reason"][i]))
@@ -180,6 +172,7 @@ class Manifest:
     config: dict[str, Any]
     config_fingerprint: str
     started_at: str
+    study: str = "carrier"  # the registered study that owns the run's tables (pipeline.studies)
     status: RunStatus = "running"
     finished_at: str | None = None
     versions: dict[str, str | None] = field(default_factory=dict)
@@ -201,6 +194,7 @@ class Manifest:
         config: Mapping[str, Any],
         *,
         config_fingerprint: str,
+        study: str,
         fixture_sha256: str | None = None,
         catalog_sha256: str | None = None,
         provenance: Mapping[str, str] | None = None,
@@ -212,6 +206,7 @@ class Manifest:
             config=redact(config),
             config_fingerprint=config_fingerprint,
             started_at=utc_now(),
+            study=study,
             versions=package_versions(),
             git_sha=git.sha,
             git_dirty=git.dirty,

@@ -13,10 +13,10 @@ on resume) deletes.
 Part names are ``f"{seq:08d}-{digest}"``: ``seq`` is the writer's batch counter (continued across
 resumes by ``next_part_seq``, so names sort in write order) and ``digest`` is the first 16 hex
 digits of the SHA-256 of the batch's sorted row ids, so the same batch always gets the same name
-and two batches never share one. A trajectory batch writes checks and folds first and its rows
-part last, all under one name: the rows part is the commit record, and ``clean_uncommitted``
-removes checks/folds parts whose rows part never landed (so a re-run attempt cannot duplicate
-them).
+and two batches never share one. A batch of attempts writes the study's tables first (the
+layout's ``children``, e.g. the carrier's checks and folds) and its rows part last, all under
+one name: the rows part is the commit record, and ``clean_uncommitted`` removes child parts
+whose rows part never landed (so a re-run attempt cannot duplicate them).
 
 Data that does not match a table's schema is a bug in the caller, not user error: it raises
 ``SchemaMismatch`` (a ValueError) loudly.
@@ -35,19 +35,15 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.store.schemas import PLAN, TABLES
+from pipeline.store.layout import Layout, UnknownTable
 
 TMP_PREFIX = ".tmp-"
 PLAN_FILE = "plan.parquet"
+# Records are sorted by their table's key (Layout.sort_key) before writing: it makes parts far
+# smaller and reads predictable.
 
-SORT_KEYS: dict[str, tuple[str, ...]] = {
-    "rows": ("config_id", "arm", "execution_group", "repeat", "attempt"),
-    "checks": ("row_id", "label"),
-    "folds": ("row_id", "fold_index"),
-    "events": ("seq",),
-    "plan": ("config_id", "execution_group", "repeat", "schedule_position"),
-}
-"""Rows are sorted by key before writing: it makes parts far smaller and reads predictable."""
+
+_PLAN_ONLY = Layout({}, {}, ())  # the plan's schema is the engine's, whatever the study
 
 
 class SchemaMismatch(ValueError):
@@ -62,10 +58,10 @@ def part_name(seq: int, ids: Iterable[str]) -> str:
     return f"{seq:08d}-{digest}"
 
 
-def next_part_seq(run_dir: Path) -> int:
+def next_part_seq(run_dir: Path, layout: Layout) -> int:
     """One more than the highest part sequence in any table (0 for a fresh run dir)."""
     highest = -1
-    for table in TABLES:
+    for table in layout.tables:
         for path in (run_dir / table).glob("[0-9]*.parquet"):
             prefix = path.name.split("-", 1)[0]
             if prefix.isdigit():
@@ -73,11 +69,12 @@ def next_part_seq(run_dir: Path) -> int:
     return highest + 1
 
 
-def conform(table: str, data: pa.Table | Sequence[Mapping[str, Any]]) -> pa.Table:
+def conform(table: str, data: pa.Table | Sequence[Mapping[str, Any]], layout: Layout) -> pa.Table:
     """Cast ``data`` to ``table``'s schema and sort it by the table's key columns."""
-    schema = PLAN if table == "plan" else TABLES.get(table)
-    if schema is None:
-        raise SchemaMismatch(f"unknown table {table!r}; tables are {sorted(TABLES)} and plan")
+    try:
+        schema = layout.schema(table)
+    except UnknownTable as exc:
+        raise SchemaMismatch(str(exc)) from None
     expected = set(schema.names)
     if isinstance(data, pa.Table):
         _check_columns(table, expected, set(data.column_names), where="table")
@@ -94,7 +91,7 @@ def conform(table: str, data: pa.Table | Sequence[Mapping[str, Any]]) -> pa.Tabl
             raise SchemaMismatch(f"{table}: a value does not fit the table schema: {exc}") from exc
     if arrow.num_rows == 0:
         return arrow
-    return arrow.sort_by([(key, "ascending") for key in SORT_KEYS[table]])
+    return arrow.sort_by([(key, "ascending") for key in layout.sort_key(table)])
 
 
 def _check_columns(table: str, expected: set[str], got: set[str], *, where: str) -> None:
@@ -112,13 +109,14 @@ def write_part(
     data: pa.Table | Sequence[Mapping[str, Any]],
     *,
     part_name: str,
+    layout: Layout,
 ) -> Path:
     """Atomically write one part of ``table``; returns RUN_DIR/TABLE/<part_name>.parquet."""
-    if table not in TABLES:
-        raise SchemaMismatch(f"unknown table {table!r}; tables are {sorted(TABLES)}")
+    if table not in layout.schemas:
+        raise SchemaMismatch(f"unknown table {table!r}; tables are {', '.join(layout.tables)}")
     if not part_name or "/" in part_name or part_name.startswith((".", TMP_PREFIX)):
         raise ValueError(f"bad part name {part_name!r}")
-    arrow = conform(table, data)
+    arrow = conform(table, data, layout)
     target = run_dir / table / f"{part_name}.parquet"
     target.parent.mkdir(parents=True, exist_ok=True)
     _atomic_write(target, lambda fh: pq.write_table(arrow, fh, compression="zstd"))
@@ -130,21 +128,25 @@ def write_batch(
     *,
     part_name: str,
     rows: pa.Table | Sequence[Mapping[str, Any]],
-    checks: pa.Table | Sequence[Mapping[str, Any]] = (),
-    folds: pa.Table | Sequence[Mapping[str, Any]] = (),
+    children: Mapping[str, pa.Table | Sequence[Mapping[str, Any]]],
+    layout: Layout,
 ) -> list[Path]:
-    """Write one batch of attempts: checks and folds first, rows last (the commit record)."""
+    """Write one batch of attempts: the study's tables first, rows last (the commit record)."""
+    unknown = sorted(set(children) - set(layout.children))
+    if unknown:
+        raise SchemaMismatch(f"{unknown} are not tables of this study; it has {layout.children}")
     written = []
-    for table, data in (("checks", checks), ("folds", folds)):
+    for table in layout.children:
+        data = children.get(table, ())
         if len(data) > 0:
-            written.append(write_part(run_dir, table, data, part_name=part_name))
-    written.append(write_part(run_dir, "rows", rows, part_name=part_name))
+            written.append(write_part(run_dir, table, data, part_name=part_name, layout=layout))
+    written.append(write_part(run_dir, "rows", rows, part_name=part_name, layout=layout))
     return written
 
 
 def write_plan(run_dir: Path, plan_table: pa.Table) -> Path:
     """Atomically write RUN_DIR/plan.parquet (cast to the plan schema, sorted by key)."""
-    arrow = conform("plan", plan_table)
+    arrow = conform("plan", plan_table, _PLAN_ONLY)
     target = run_dir / PLAN_FILE
     run_dir.mkdir(parents=True, exist_ok=True)
     _atomic_write(target, lambda fh: pq.write_table(arrow, fh, compression="zstd"))
@@ -159,10 +161,10 @@ def write_json_atomic(path: Path, obj: Any) -> Path:
     return path
 
 
-def clean_temporaries(run_dir: Path) -> list[Path]:
+def clean_temporaries(run_dir: Path, layout: Layout) -> list[Path]:
     """Delete leftover ``.tmp-*`` files of a killed writer; returns what was removed."""
     removed = []
-    for folder in (run_dir, *(run_dir / table for table in TABLES)):
+    for folder in (run_dir, *(run_dir / table for table in layout.tables)):
         if folder.is_dir():
             for path in sorted(folder.glob(f"{TMP_PREFIX}*")):
                 path.unlink()
@@ -170,11 +172,11 @@ def clean_temporaries(run_dir: Path) -> list[Path]:
     return removed
 
 
-def clean_uncommitted(run_dir: Path) -> list[Path]:
-    """Delete checks/folds parts whose batch has no rows part (the batch never committed)."""
+def clean_uncommitted(run_dir: Path, layout: Layout) -> list[Path]:
+    """Delete study-table parts whose batch has no rows part (the batch never committed)."""
     committed = {path.name for path in (run_dir / "rows").glob("*.parquet")}
     removed = []
-    for table in ("checks", "folds"):
+    for table in layout.children:
         for path in sorted((run_dir / table).glob("*.parquet")):
             if not path.name.startswith(TMP_PREFIX) and path.name not in committed:
                 path.unlink()

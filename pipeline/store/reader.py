@@ -17,8 +17,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.store.layout import Layout, UnknownTable
 from pipeline.store.parts import PLAN_FILE, TMP_PREFIX
-from pipeline.store.schemas import PLAN, TABLES
+from pipeline.store.schemas import PLAN
 from pipeline.usererror import UserError
 
 MANIFEST_FILE = "manifest.json"
@@ -28,9 +29,9 @@ class RunDirError(UserError):
     """A run directory is missing, corrupt or incompatible; the message says how to fix it."""
 
 
-def part_paths(run_dir: Path, table: str) -> list[Path]:
+def part_paths(run_dir: Path, table: str, layout: Layout) -> list[Path]:
     """The committed parts of ``table`` in write order (temporaries excluded)."""
-    _schema(table)
+    _schema(table, layout)
     folder = run_dir / table
     if not folder.is_dir():
         return []
@@ -49,11 +50,11 @@ def check_part(path: Path, schema: pa.Schema) -> int:
     return int(meta.num_rows)
 
 
-def read_table(run_dir: Path, table: str) -> pa.Table:
+def read_table(run_dir: Path, table: str, layout: Layout) -> pa.Table:
     """All parts of ``table`` as one Arrow table (empty, with the schema, if there are none)."""
-    schema = _schema(table)
+    schema = _schema(table, layout)
     pieces = []
-    for path in part_paths(run_dir, table):
+    for path in part_paths(run_dir, table, layout):
         check_part(path, schema)
         pieces.append(_read(path, schema))
     if not pieces:
@@ -61,10 +62,10 @@ def read_table(run_dir: Path, table: str) -> pa.Table:
     return pa.concat_tables(pieces)
 
 
-def scan(run_dir: Path, table: str) -> pl.LazyFrame:
+def scan(run_dir: Path, table: str, layout: Layout) -> pl.LazyFrame:
     """A lazy Polars scan over ``table``'s parts, after checking every footer."""
-    schema = _schema(table)
-    paths = part_paths(run_dir, table)
+    schema = _schema(table, layout)
+    paths = part_paths(run_dir, table, layout)
     for path in paths:
         check_part(path, schema)
     if not paths:
@@ -96,7 +97,7 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def validate_run_dir(run_dir: Path) -> None:
+def validate_run_dir(run_dir: Path, layout: Layout) -> None:
     """Check manifest.json parses and the plan and every part have an intact footer."""
     if not run_dir.is_dir():
         raise RunDirError(f"run directory {run_dir} does not exist")
@@ -105,20 +106,16 @@ def validate_run_dir(run_dir: Path) -> None:
     if not plan.exists():
         raise RunDirError(f"{plan} is missing; the sweep died before planning, start a new run")
     check_part(plan, PLAN)
-    for table, schema in TABLES.items():
-        for path in part_paths(run_dir, table):
+    for table, schema in layout.schemas.items():
+        for path in part_paths(run_dir, table, layout):
             check_part(path, schema)
 
 
-def _schema(table: str) -> pa.Schema:
-    if table == "plan":
-        return PLAN
+def _schema(table: str, layout: Layout) -> pa.Schema:
     try:
-        return TABLES[table]
-    except KeyError:
-        raise RunDirError(
-            f"unknown table {table!r}; tables are plan, {', '.join(TABLES)}"
-        ) from None
+        return layout.schema(table)
+    except UnknownTable as exc:
+        raise RunDirError(str(exc)) from None
 
 
 def _read(path: Path, schema: pa.Schema) -> pa.Table:
@@ -135,7 +132,9 @@ def _corrupt(path: Path, why: str) -> RunDirError:
     if path.parent.name == "events":
         fix = "delete that part (its events are lost; the tables are unaffected)"
     else:
-        # A batch's rows, checks and folds share one part name; drop them together so resume
+        # A batch's rows and study tables share one part name; drop them together so resume
         # re-runs exactly the attempts that part held.
-        fix = f"delete {path.name} from rows/, checks/ and folds/ and resume the sweep"
+        holders = sorted(d.name for d in run_dir.iterdir() if (d / path.name).is_file())
+        where = ", ".join(f"{name}/" for name in holders)
+        fix = f"delete {path.name} from {where} and resume the sweep"
     return RunDirError(f"{path} is corrupt: {why}; {fix} (resume={run_dir})")

@@ -1,12 +1,17 @@
-"""Arrow schemas of every table of a run directory (docs/tables.md documents each column).
+"""Arrow schemas of the engine's tables: plan, events, and the shared columns of rows.
 
-These are the contract between the sweep (the only writer) and the jobs (readers). Add a
-column here and in docs/tables.md together; never rename one silently.
+These are the contract between the sweep (the only writer) and the jobs (readers). A study adds
+its own columns of rows and its own tables (pipeline.study); `pipeline.store.layout` joins them.
+Add a column here and in docs/tables.md together; never rename one silently.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
+
+from pipeline.study import Column, TableSpec
 
 PLAN = pa.schema(
     [
@@ -23,94 +28,66 @@ PLAN = pa.schema(
     ]
 )
 
-ROWS = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("row_id", pa.string()),
-        ("config_id", pa.string()),
-        ("model", pa.string()),
-        ("provider", pa.string()),
-        ("quantization", pa.string()),
-        ("family", pa.string()),
-        ("publication_date", pa.string()),
-        ("context_length", pa.int64()),
-        ("price_input_per_mtok", pa.float64()),
-        ("price_output_per_mtok", pa.float64()),
-        ("arm", pa.string()),
-        ("execution_group", pa.int32()),
-        ("repeat", pa.int32()),
-        ("attempt", pa.int32()),
-        ("schedule_position", pa.int32()),
-        ("scenario", pa.string()),
-        ("fixture_sha256", pa.string()),
-        ("system_prompt_sha256", pa.string()),
-        ("seed", pa.int64()),
-        ("simulated", pa.bool_()),
-        ("schema_adapted", pa.bool_()),
-        ("valid", pa.bool_()),
-        ("invalid_reason", pa.string()),
-        ("retryable", pa.bool_()),
-        ("recall", pa.float64()),
-        ("checks_passed", pa.int32()),
-        ("checks_total", pa.int32()),
-        ("carrier_chars", pa.int64()),
-        ("declared_capacity_chars", pa.int64()),
-        ("fill", pa.float64()),
-        ("headings_carried", pa.int32()),
-        ("parse_failures", pa.int32()),
-        ("folds", pa.int32()),
-        ("folds_clipped", pa.int32()),
-        ("folds_length_stop", pa.int32()),
-        ("prompt_tokens_est", pa.int64()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("cached_tokens", pa.int64()),
-        ("cost_usd", pa.float64()),
-        ("requests", pa.int32()),
-        ("answer_text", pa.string()),
-        ("final_carrier", pa.string()),
-        ("abstains", pa.bool_()),
-        ("error_detail", pa.string()),
-        ("started_at", pa.timestamp("us", tz="UTC")),
-        ("finished_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
+ROW_KEY = [
+    ("run_id", pa.string()),
+    ("row_id", pa.string()),
+    ("config_id", pa.string()),
+    ("model", pa.string()),
+    ("provider", pa.string()),
+    ("quantization", pa.string()),
+    ("family", pa.string()),
+    ("publication_date", pa.string()),
+    ("context_length", pa.int64()),
+    ("price_input_per_mtok", pa.float64()),
+    ("price_output_per_mtok", pa.float64()),
+    ("arm", pa.string()),
+    ("execution_group", pa.int32()),
+    ("repeat", pa.int32()),
+    ("attempt", pa.int32()),
+    ("schedule_position", pa.int32()),
+]
+"""The rows table's shared head: the unit's key and where it ran (every study)."""
 
-CHECKS = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("row_id", pa.string()),
-        ("label", pa.string()),
-        ("kind", pa.string()),
-        ("expected", pa.string()),
-        ("answered", pa.string()),
-        ("passed", pa.bool_()),
-        ("present_in_carrier", pa.bool_()),
-        ("outcome", pa.string()),  # passed | abstention | fabrication | missing
-        ("stock_signature", pa.bool_()),
-    ]
-)
+ROW_OUTCOME = [
+    ("seed", pa.int64()),
+    ("simulated", pa.bool_()),
+    ("valid", pa.bool_()),
+    ("invalid_reason", pa.string()),
+    ("retryable", pa.bool_()),
+    ("requests", pa.int32()),
+    ("prompt_tokens", pa.int64()),
+    ("completion_tokens", pa.int64()),
+    ("cached_tokens", pa.int64()),
+    ("cost_usd", pa.float64()),
+    ("error_detail", pa.string()),
+    ("started_at", pa.timestamp("us", tz="UTC")),
+    ("finished_at", pa.timestamp("us", tz="UTC")),
+]
+"""The rows table's shared outcome columns (the UnitOutcome); the study's own columns follow."""
 
-FOLDS = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("row_id", pa.string()),
-        ("fold_index", pa.int32()),
-        ("chunks", pa.string()),  # comma-separated chunk indices folded in this request
-        ("finish_reason", pa.string()),
-        ("prompt_tokens_est", pa.int64()),
-        ("prompt_tokens", pa.int64()),
-        ("completion_tokens", pa.int64()),
-        ("cached_tokens", pa.int64()),
-        ("reply_chars", pa.int64()),
-        ("carried_chars", pa.int64()),
-        ("headings_carried", pa.int32()),
-        ("parse_failed", pa.bool_()),
-        ("clipped", pa.bool_()),
-        ("usable", pa.bool_()),
-        ("carried_text", pa.string()),
-    ]
-)
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+}
+
+
+def rows_schema(study_columns: Sequence[Column]) -> pa.Schema:
+    """The rows table: shared key, shared outcome, then the study's own columns."""
+    return pa.schema([*ROW_KEY, *ROW_OUTCOME, *_fields(study_columns)])
+
+
+def study_table_schema(table: TableSpec) -> pa.Schema:
+    """A study table: run_id and row_id (the attempt it belongs to), then its own columns."""
+    return pa.schema([("run_id", pa.string()), ("row_id", pa.string()), *_fields(table.columns)])
+
+
+def _fields(columns: Sequence[Column]) -> list[tuple[str, pa.DataType]]:
+    return [(c.name, ARROW_TYPES[c.type]) for c in columns]
+
 
 EVENTS = pa.schema(
     [
@@ -123,10 +100,3 @@ EVENTS = pa.schema(
         ("detail", pa.string()),
     ]
 )
-
-TABLES: dict[str, pa.Schema] = {
-    "rows": ROWS,
-    "checks": CHECKS,
-    "folds": FOLDS,
-    "events": EVENTS,
-}

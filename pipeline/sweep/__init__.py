@@ -1,9 +1,9 @@
 """Sweep orchestration: the plan, its schedules and the resume diff (actors and the
 coordinator live beside these)."""
 
+from pipeline.study import UnitSpec
 from pipeline.sweep.plan import (
     PlannedConfig,
-    TrajectorySpec,
     build_plan,
     dispatch_order,
     plan_table,
@@ -23,7 +23,7 @@ __all__ = [
     "NextAttempt",
     "PlannedConfig",
     "ResumeState",
-    "TrajectorySpec",
+    "UnitSpec",
     "build_plan",
     "check_resume_compatible",
     "closes",

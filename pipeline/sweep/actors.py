@@ -39,8 +39,8 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 
+from pipeline.study import UnitSpec
 from pipeline.sweep.coordinator import Completion
-from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.progress import EndpointLive
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
 
@@ -73,10 +73,10 @@ class EndpointWorker:
         # about 15% (docs/benchmarks.md). Garbage cycles are rare here and stay bounded.
         gc.set_threshold(100_000, 50, 100)
 
-    async def run(self, spec: TrajectorySpec) -> Any:
+    async def run(self, spec: UnitSpec) -> Any:
         return await self.cores[spec.config_id].run(spec)
 
-    async def run_batch(self, specs: Sequence[TrajectorySpec]) -> list[Any]:
+    async def run_batch(self, specs: Sequence[UnitSpec]) -> list[Any]:
         # Finished attempts stay in the live counters until the whole batch returns.
         cores = [self.cores[s.config_id] for s in specs]
         try:
@@ -165,8 +165,8 @@ class RayDispatcher:
     def __init__(self, workers: dict[str, Any], caps: dict[str, int] | None = None) -> None:
         self.workers = workers
         self.batch = {cid: batch_size(cap) for cid, cap in (caps or {}).items()}
-        self.queued: dict[str, list[TrajectorySpec]] = {}
-        self.refs: dict[Any, list[TrajectorySpec]] = {}
+        self.queued: dict[str, list[UnitSpec]] = {}
+        self.refs: dict[Any, list[UnitSpec]] = {}
         self.counts: dict[str, int] = {}
         # config_id -> outstanding ping (None: the next ping is due at ping_due[config_id])
         self.restarting: dict[str, Any | None] = {}
@@ -182,7 +182,7 @@ class RayDispatcher:
         self.collected_since: dict[int, list[tuple[str, str]]] = {}
         self.live_due = 0.0
 
-    def submit(self, spec: TrajectorySpec) -> None:
+    def submit(self, spec: UnitSpec) -> None:
         self.queued.setdefault(spec.config_id, []).append(spec)
         self.counts[spec.config_id] = self.counts.get(spec.config_id, 0) + 1
 
@@ -266,7 +266,7 @@ class RayDispatcher:
                     snapshot[cid].attempts.pop(row_id, None)
             self.live_view.update(snapshot)
 
-    def _forget_live(self, specs: Sequence[TrajectorySpec]) -> None:
+    def _forget_live(self, specs: Sequence[UnitSpec]) -> None:
         """A collected attempt is a row now: it leaves the live counters."""
         for spec in specs:
             view = self.live_view.get(spec.config_id)

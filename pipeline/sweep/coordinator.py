@@ -25,21 +25,21 @@ from typing import Protocol, runtime_checkable
 
 from pipeline.config.schema import BudgetConfig
 from pipeline.store.manifest import RunStatus
-from pipeline.sweep.plan import TrajectorySpec
+from pipeline.study import UnitSpec
 from pipeline.sweep.progress import EndpointLive, ProgressView
-from pipeline.sweep.rows import TrajectoryRecords
+from pipeline.sweep.rows import UnitRecords
 from pipeline.sweep.sink import Sink
 
 
 @dataclass(frozen=True)
 class Completion:
-    spec: TrajectorySpec
-    records: TrajectoryRecords | None  # None: the worker was lost mid-flight
+    spec: UnitSpec
+    records: UnitRecords | None  # None: the worker was lost mid-flight
     lost_detail: str | None = None
 
 
 class Dispatcher(Protocol):
-    def submit(self, spec: TrajectorySpec) -> None: ...
+    def submit(self, spec: UnitSpec) -> None: ...
     def poll(self, timeout_s: float) -> list[Completion]: ...
     def in_flight(self, config_id: str) -> int: ...
     def busy(self) -> bool: ...
@@ -55,7 +55,7 @@ class LiveSource(Protocol):
 @dataclass(frozen=True)
 class SweepOutcome:
     status: RunStatus  # completed | budget_exhausted | stopped
-    not_dispatched: tuple[TrajectorySpec, ...]
+    not_dispatched: tuple[UnitSpec, ...]
     cost_usd: float
     requests: int
     attempts: int
@@ -70,7 +70,7 @@ class Coordinator:
         attempt_limit: int,
         budget: BudgetConfig,
         caps: dict[str, int],
-        lost_records: Callable[[TrajectorySpec, str], TrajectoryRecords],
+        lost_records: Callable[[UnitSpec, str], UnitRecords],
         progress: ProgressView | None = None,
         should_stop: Callable[[], bool] = lambda: False,
         poll_s: float = 0.2,
@@ -93,7 +93,7 @@ class Coordinator:
         if progress is not None and progress.wants_live and isinstance(dispatcher, LiveSource):
             self.live_source = dispatcher
 
-    def _dispatch(self, queue: deque[TrajectorySpec]) -> None:
+    def _dispatch(self, queue: deque[UnitSpec]) -> None:
         """Submit queued specs whose endpoint has room, preserving order otherwise.
 
         The scan stops once no endpoint has room: a long queue is not walked on every poll
@@ -101,7 +101,7 @@ class Coordinator:
         """
         room = {cid: cap - self.dispatcher.in_flight(cid) for cid, cap in self.caps.items()}
         free = sum(r for r in room.values() if r > 0)
-        held: deque[TrajectorySpec] = deque()
+        held: deque[UnitSpec] = deque()
         while queue and free > 0 and self._budget_allows_one_more():
             spec = queue.popleft()
             if room[spec.config_id] > 0:
@@ -114,34 +114,34 @@ class Coordinator:
                 held.append(spec)
         queue.extendleft(reversed(held))  # held specs go back in front, in order
 
-    def _collect(self, completion: Completion, queue: deque[TrajectorySpec]) -> None:
+    def _collect(self, completion: Completion, queue: deque[UnitSpec]) -> None:
         spec = completion.spec
         records = completion.records
         if records is None:
             detail = completion.lost_detail or "worker lost"
             records = self.lost_records(spec, detail)
             self.sink.event("worker_lost", config_id=spec.config_id, row_id=spec.row_id)
-        row = records.row
+        outcome = records.outcome
         self.sink.add(records)
         self.in_flight_total -= 1
         self.attempts += 1
-        self.cost += float(row["cost_usd"] or 0.0)
-        self.requests += int(row["requests"] or 0)
+        self.cost += outcome.cost_usd
+        self.requests += outcome.requests
         self.sink.event(
             "complete",
             config_id=spec.config_id,
             row_id=spec.row_id,
-            valid=row["valid"],
-            reason=row["invalid_reason"],
+            valid=outcome.valid,
+            reason=outcome.invalid_reason,
         )
-        if row["retryable"] and not row["valid"]:
+        if outcome.retryable and not outcome.valid:
             if spec.attempt + 1 < self.attempt_limit:
                 queue.append(replace(spec, attempt=spec.attempt + 1))
                 self.sink.event("requeue", config_id=spec.config_id, row_id=spec.row_id)
             else:
                 self.sink.event("attempts_exhausted", config_id=spec.config_id, row_id=spec.row_id)
         if self.progress:
-            self.progress.record(spec.config_id, row)
+            self.progress.record(spec.config_id, records.row)
 
     def carry_over(self, *, cost_usd: float, requests: float, attempts: float) -> None:
         """Start from what earlier sessions of a resumed run spent (budgets are per run)."""
@@ -175,13 +175,13 @@ class Coordinator:
         if self.stopping:
             self.sink.event(self.stopping, cost_usd=round(self.cost, 6), requests=self.requests)
 
-    def run(self, specs: list[TrajectorySpec]) -> SweepOutcome:
+    def run(self, specs: list[UnitSpec]) -> SweepOutcome:
         """Run until every spec is final or a guard stops dispatching.
 
         A second interrupt (KeyboardInterrupt) abandons attempts in flight: they are not
         written, so a resume runs them again; everything already collected is flushed.
         """
-        queue: deque[TrajectorySpec] = deque(specs)
+        queue: deque[UnitSpec] = deque(specs)
         # An endpoint missing from `caps` gets one trajectory in flight.
         self.caps = {**{spec.config_id: 1 for spec in specs}, **self.caps}
         try:
@@ -198,7 +198,7 @@ class Coordinator:
             attempts=self.attempts,
         )
 
-    def _loop(self, queue: deque[TrajectorySpec]) -> None:
+    def _loop(self, queue: deque[UnitSpec]) -> None:
         while queue or self.dispatcher.busy():
             self._check_guards(len(queue))
             if not self.stopping:

@@ -1,4 +1,4 @@
-"""The sweep plan: one TrajectorySpec per (configuration, arm, execution group, repeat).
+"""The sweep plan: one UnitSpec per (configuration, arm, execution group, repeat).
 
 Decisions the paper leaves open:
 - Repeats are numbered ``0..repeats-1``. Repeat ``r`` of every configuration runs the arms in
@@ -16,13 +16,12 @@ Decisions the paper leaves open:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import pyarrow as pa
 
-from pipeline.store.manifest import TrajectoryKey
 from pipeline.store.schemas import PLAN
+from pipeline.study import UnitSpec
 from pipeline.sweep.schedules import schedule_rows
 
 
@@ -34,30 +33,6 @@ class PlannedConfig(NamedTuple):
     family: str
 
 
-@dataclass(frozen=True)
-class TrajectorySpec:
-    """One attempt of one planned trajectory: everything a worker needs to identify it."""
-
-    run_id: str
-    config_id: str
-    model: str
-    family: str
-    arm: str
-    execution_group: int
-    repeat: int
-    schedule_position: int
-    attempt: int = 0
-
-    @property
-    def key(self) -> TrajectoryKey:
-        """The experimental unit; all attempts of a trajectory share it."""
-        return TrajectoryKey(self.config_id, self.arm, self.execution_group, self.repeat)
-
-    @property
-    def row_id(self) -> str:
-        return f"{self.config_id}/{self.arm}/g{self.execution_group}/r{self.repeat}/a{self.attempt}"
-
-
 def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with the coordinator
     run_id: str,
     configs: Sequence[tuple[str, str, str]],
@@ -65,7 +40,7 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
     repeats: int,
     execution_group: int,
     schedule: str,
-) -> list[TrajectorySpec]:
+) -> list[UnitSpec]:
     """Every (config, repeat, arm) trajectory, arms ordered by the schedule row of the repeat.
 
     ``configs`` holds (config_id, model, family) triples. Output order is config, repeat,
@@ -83,7 +58,7 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
         for repeat in range(repeats):
             for position, arm_index in enumerate(rows[repeat % len(rows)]):
                 specs.append(
-                    TrajectorySpec(
+                    UnitSpec(
                         run_id=run_id,
                         config_id=config.config_id,
                         model=config.model,
@@ -97,13 +72,13 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
     return specs
 
 
-def dispatch_order(specs: Iterable[TrajectorySpec]) -> list[TrajectorySpec]:
+def dispatch_order(specs: Iterable[UnitSpec]) -> list[UnitSpec]:
     """Round-robin over configs (in first-seen order) so every endpoint gets work at once.
 
     Within a config, specs go by execution group, repeat, schedule position, attempt, so each
     endpoint runs its arms in schedule order.
     """
-    by_config: dict[str, list[TrajectorySpec]] = {}
+    by_config: dict[str, list[UnitSpec]] = {}
     for spec in specs:
         by_config.setdefault(spec.config_id, []).append(spec)
     queues = [
@@ -119,7 +94,7 @@ def dispatch_order(specs: Iterable[TrajectorySpec]) -> list[TrajectorySpec]:
     return ordered
 
 
-def plan_table(specs: Sequence[TrajectorySpec], not_run: Mapping[tuple[str, str], str]) -> pa.Table:
+def plan_table(specs: Sequence[UnitSpec], not_run: Mapping[tuple[str, str], str]) -> pa.Table:
     """The plan as an Arrow table; ``not_run`` maps (config_id, arm) to an exclusion reason."""
     records = []
     for spec in specs:
@@ -141,14 +116,14 @@ def plan_table(specs: Sequence[TrajectorySpec], not_run: Mapping[tuple[str, str]
     return pa.Table.from_pylist(records, schema=PLAN)
 
 
-def specs_from_plan(plan: pa.Table) -> list[TrajectorySpec]:
+def specs_from_plan(plan: pa.Table) -> list[UnitSpec]:
     """The attempt-0 specs of every runnable (not ``not_run``) plan row, e.g. on resume."""
     specs = []
     for record in plan.to_pylist():
         if record["status"] == "not_run":
             continue
         specs.append(
-            TrajectorySpec(
+            UnitSpec(
                 run_id=record["run_id"],
                 config_id=record["config_id"],
                 model=record["model"],

@@ -1,5 +1,8 @@
 """Which request shapes each arm needs, and probing them through an endpoint's own worker.
 
+The study says which shapes its arms send (`Study.probe_plan`); the endpoint adds its own:
+enough context for the largest prompt, and reasoning off where the endpoint controls it.
+
 Probes run inside the EndpointWorker so they share its session, limiter and retry policy:
 a probe is real traffic and counts against the endpoint's limits like any other request.
 """
@@ -11,37 +14,24 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict
 from typing import Any
 
-from pipeline.carrier.arms import Arm
-from pipeline.carrier.fixture_model import Fixture, chunk_tokens
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.probe import ProbeVerdict, probe, servable_arms
+from pipeline.study import ProbePlan
 from pipeline.sweep.worker import EndpointWorkerCore
 
-CONTEXT_SLACK_TOKENS = 1024  # system prompt, schema text and message framing
 
-
-def arm_needs(arms: Mapping[str, Arm], endpoint: EndpointConfig) -> dict[str, frozenset[str]]:
-    """Shapes per arm: plain or schema, reasoning off where supported, enough context."""
+def arm_needs(plan: ProbePlan, endpoint: EndpointConfig) -> dict[str, frozenset[str]]:
+    """Shapes per arm: the study's, reasoning off where supported, enough context."""
     extra = {"context_length"}
     if endpoint.reasoning != "none":
         extra.add("reasoning_disabled")
-    return {
-        name: frozenset({"schema" if arm.schema is not None else "plain", *extra})
-        for name, arm in arms.items()
-    }
+    return {name: frozenset({*shapes, *extra}) for name, shapes in plan.shapes.items()}
 
 
 def shapes_needed(needs: Mapping[str, frozenset[str]]) -> list[str]:
     order = ["plain", "schema", "reasoning_disabled", "context_length"]
     wanted = set().union(*needs.values()) if needs else set()
     return [s for s in order if s in wanted]
-
-
-def context_tokens_needed(fixture: Fixture, arms: Mapping[str, Arm]) -> int:
-    """The largest fold prompt any arm can send, plus its reply."""
-    biggest_chunk = max(chunk_tokens(c) for c in fixture.chunks)
-    worst = max(a.carry_cap_tokens + 1200 + a.output_tokens for a in arms.values())
-    return biggest_chunk + worst + CONTEXT_SLACK_TOKENS
 
 
 async def probe_worker(

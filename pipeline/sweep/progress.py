@@ -68,7 +68,8 @@ class LiveCounts:
 class EndpointLive:
     """One endpoint's attempts whose rows have not reached the driver yet (row_id -> counts)."""
 
-    folds_per_trajectory: int  # the fixture's chunks: one fold request each
+    # step requests per unit (carrier: one fold per fixture chunk); None: the study cannot say
+    folds_per_trajectory: int | None
     attempts: dict[str, LiveCounts] = field(default_factory=dict)
 
 
@@ -151,7 +152,7 @@ class ProgressView:
         return {cid: _summed(view.attempts.values()) for cid, view in self.live.items()}
 
     def folds_per_trajectory(self) -> int | None:
-        """The fixture's chunk count, as the workers report it (None before any report)."""
+        """Steps per unit, as the workers report it (None before any report or if unknown)."""
         for view in self.live.values():
             return view.folds_per_trajectory
         return None

@@ -24,14 +24,9 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
-from pipeline.store.manifest import (
-    Manifest,
-    TrajectoryKey,
-    final_attempts,
-    planned_keys,
-)
+from pipeline.store.manifest import Manifest, final_attempts, planned_keys
 from pipeline.store.reader import RunDirError
-from pipeline.sweep.plan import TrajectorySpec
+from pipeline.study import UnitKey, UnitSpec
 
 RUN_LOCAL_KEYS = frozenset(
     {"resume", "out_dir", "progress", "budget", "allow_config_change", "ray"}
@@ -40,7 +35,7 @@ RUN_LOCAL_KEYS = frozenset(
 
 
 class NextAttempt(NamedTuple):
-    key: TrajectoryKey
+    key: UnitKey
     attempt: int
 
 
@@ -48,12 +43,12 @@ class NextAttempt(NamedTuple):
 class ResumeState:
     """The resume diff; every runnable planned key is in exactly one of the three groups."""
 
-    done: tuple[TrajectoryKey, ...]
+    done: tuple[UnitKey, ...]
     retry: tuple[NextAttempt, ...]
-    never_run: tuple[TrajectoryKey, ...]
-    excluded: tuple[TrajectoryKey, ...]  # plan status not_run: never dispatched
+    never_run: tuple[UnitKey, ...]
+    excluded: tuple[UnitKey, ...]  # plan status not_run: never dispatched
 
-    def attempts_to_run(self) -> dict[TrajectoryKey, int]:
+    def attempts_to_run(self) -> dict[UnitKey, int]:
         """Key -> attempt number to dispatch next (0 for never-run keys)."""
         todo = {key: 0 for key in self.never_run}
         todo.update({item.key: item.attempt for item in self.retry})
@@ -83,7 +78,7 @@ def resume_diff(plan: pa.Table, rows: pa.Table, attempt_limit: int) -> ResumeSta
     return ResumeState(tuple(done), tuple(retry), tuple(never_run), tuple(excluded))
 
 
-def specs_to_run(specs: Sequence[TrajectorySpec], state: ResumeState) -> list[TrajectorySpec]:
+def specs_to_run(specs: Sequence[UnitSpec], state: ResumeState) -> list[UnitSpec]:
     """The specs still owed, each carrying the attempt number it must run as."""
     todo = state.attempts_to_run()
     return [dataclasses.replace(spec, attempt=todo[spec.key]) for spec in specs if spec.key in todo]

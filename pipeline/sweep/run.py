@@ -1,14 +1,14 @@
-"""The sweep driver: config -> panel -> fixture -> servers -> probes -> plan -> coordinator.
+"""The sweep driver: config -> study -> panel -> servers -> probes -> plan -> coordinator.
 
-Everything that can be wrong with the input (config, panel, keys, run dir, fixture) is
-checked before the first request. The run directory is self-contained: it holds its fixture,
-plan, parts and a manifest that records the overrides, so `resume=RUN_DIR` alone continues it.
+Everything that can be wrong with the input (config, the study's node and inputs, panel, keys,
+run dir) is checked before the first request, before any server or Ray starts. The run
+directory is self-contained: it holds the study's inputs (carrier: fixture.json), plan, parts
+and a manifest that records the overrides, so `resume=RUN_DIR` alone continues it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -20,8 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.carrier.arms import Arm, build_arms
-from pipeline.carrier.fixture import Fixture, fixture_json, generate
+from pipeline import studies
 from pipeline.config import RunConfig, compose_dict, load
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.panels import (
@@ -31,35 +30,18 @@ from pipeline.endpoints.panels import (
     materialize,
     resolve,
 )
-from pipeline.store.manifest import (
-    Manifest,
-    RunStatus,
-    TrajectoryKey,
-    load_manifest,
-    outcome_counts,
-    write_manifest,
-)
-from pipeline.store.parts import clean_temporaries, clean_uncommitted, write_plan
-from pipeline.store.provenance import provenance_lock, sha256_file
-from pipeline.store.reader import RunDirError, read_plan, read_table, validate_run_dir
+from pipeline.store.layout import Layout
+from pipeline.store.manifest import Manifest, load_manifest
+from pipeline.store.parts import clean_temporaries, clean_uncommitted
+from pipeline.store.provenance import provenance_lock
+from pipeline.store.reader import RunDirError, validate_run_dir
+from pipeline.study import Study, StudyDefinition, UnitSpec
 from pipeline.sweep.orphans import stop_orphans
-from pipeline.sweep.plan import (
-    TrajectorySpec,
-    build_plan,
-    dispatch_order,
-    plan_table,
-    specs_from_plan,
-)
-from pipeline.sweep.resume import (
-    check_resume_compatible,
-    config_fingerprint,
-    resume_diff,
-    specs_to_run,
-)
-from pipeline.sweep.rows import RowContext, TrajectoryRecords, lost_worker_row
+from pipeline.sweep.plan import build_plan, plan_table
+from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
+from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
+from pipeline.sweep.schedules import ScheduleClosure, closure
 from pipeline.sweep.worker import WorkerSettings, trajectory_seed
-
-FIXTURE_FILE = "fixture.json"
 
 
 @dataclass(frozen=True)
@@ -69,14 +51,17 @@ class Prepared:
     cfg: RunConfig
     overrides: tuple[str, ...]
     resolved: dict[str, Any]
-    arms: dict[str, Arm]
+    definition: StudyDefinition
+    study: Study
+    layout: Layout
     resolution: PanelResolution
-    fixture: Fixture
-    fixture_bytes: bytes
-    fixture_sha256: str
     run_dir: Path
     resuming: bool
     manifest: Manifest | None
+
+    @property
+    def simulated(self) -> bool:
+        return self.resolution.kind == "sim"
 
 
 def _resume_dir(overrides: Sequence[str]) -> Path | None:
@@ -91,50 +76,49 @@ def prepare(overrides: Sequence[str]) -> Prepared:
     resume_dir = _resume_dir(overrides)
     manifest = None
     if resume_dir is not None:
-        validate_run_dir(resume_dir)
+        validate_run_dir(resume_dir, studies.layout(studies.of_run(resume_dir)))
         manifest = load_manifest(resume_dir)
         recorded = [str(o) for o in manifest.extra.get("overrides", [])]
         overrides = [*recorded, *[o for o in overrides if not o.startswith("resume=")]]
         overrides.append(f"resume={resume_dir}")
     cfg = load(overrides)
     resolved = compose_dict(overrides)
-    arms = build_arms(cfg.arms)
+    definition = studies.definition(cfg.study_name)
+    study = definition.configure(cfg.study)
     panel = materialize(cfg)
     resolution = resolve(panel, load_panel_catalog(panel))
     if not resolution.included:
         raise RunDirError("no configuration of the panel passes its rules; see `pipeline panel`")
     check_secrets(resolution)
-    fixture = generate(cfg.scenario, cfg.fixture_seed)
-    fixture_bytes = fixture_json(fixture)
-    fixture_sha = hashlib.sha256(fixture_bytes).hexdigest()
+    inputs = study.inputs
     if resume_dir is not None and manifest is not None:
         check_resume_compatible(
             manifest,
             config_fingerprint(resolved),
-            fixture_sha,
+            inputs.digest,
             cfg.allow_config_change,
             new_config=resolved,
         )
-        stored = resume_dir / FIXTURE_FILE
-        if stored.exists() and sha256_file(stored) != manifest.fixture_sha256:
-            raise RunDirError(
-                f"{stored} does not match the SHA-256 in its manifest; the run dir was altered"
-            )
+        for name, data in inputs.files.items():
+            stored = resume_dir / name
+            if stored.exists() and stored.read_bytes() != data:
+                raise RunDirError(
+                    f"{stored} is not the input this run was made with; the run dir was altered"
+                )
         run_dir = resume_dir
     else:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        name = f"{stamp}-{panel.name}-{cfg.scenario.name}-{fixture_sha[:8]}"
-        run_dir = Path(cfg.out_dir) / name
+        digest = f"-{inputs.digest[:8]}" if inputs.digest else ""
+        run_dir = Path(cfg.out_dir) / f"{stamp}-{panel.name}-{inputs.label}{digest}"
     user_overrides = tuple(o for o in overrides if not o.startswith("resume="))
     return Prepared(
         cfg,
         user_overrides,
         resolved,
-        arms,
+        definition,
+        study,
+        studies.layout(definition),
         resolution,
-        fixture,
-        fixture_bytes,
-        fixture_sha,
         run_dir,
         resume_dir is not None,
         manifest,
@@ -181,14 +165,11 @@ def worker_settings(
     cfg = p.cfg
     return WorkerSettings(
         endpoint=ep,
-        arms=dict(cfg.arms),
-        fixture_json=p.fixture_bytes,
-        fixture_sha256=p.fixture_sha256,
-        scenario=cfg.scenario.name,
+        study=p.study,
         publication_date=dates.get(ep.config_id),
         temperature=cfg.temperature,
         base_seed=cfg.seed,
-        simulated=p.resolution.kind == "sim",
+        simulated=p.simulated,
         retry=cfg.retry,
         timeouts=cfg.timeouts,
     )
@@ -196,21 +177,19 @@ def worker_settings(
 
 def lost_records_builder(
     p: Prepared, settings: dict[str, WorkerSettings]
-) -> Callable[[TrajectorySpec, str], TrajectoryRecords]:
-    def build(spec: TrajectorySpec, detail: str) -> TrajectoryRecords:
+) -> Callable[[UnitSpec, str], UnitRecords]:
+    """The records of an attempt whose worker died: the study's, around the shared columns."""
+
+    def build(spec: UnitSpec, detail: str) -> UnitRecords:
         s = settings[spec.config_id]
-        arm = p.arms[spec.arm]
         ctx = RowContext(
             endpoint=s.endpoint,
             publication_date=s.publication_date,
-            scenario=s.scenario,
-            fixture_sha256=s.fixture_sha256,
-            system_prompt_sha256=arm.system_prompt_sha256,
-            declared_capacity_chars=arm.declared_capacity_chars,
             seed=trajectory_seed(s.base_seed, spec),
             simulated=s.simulated,
         )
-        return lost_worker_row(spec, ctx, detail, datetime.now(UTC))
+        now = datetime.now(UTC)
+        return unit_records(spec, ctx, p.study.lost_unit(spec, detail), now, now)
 
     return build
 
@@ -222,7 +201,7 @@ def _input_files(p: Prepared) -> list[Path]:
     files = sorted(conf_dir().rglob("*.yaml"))
     if p.resolution.catalog is not None:
         files.append(catalog_dir() / p.resolution.catalog)
-    files.append(p.run_dir / FIXTURE_FILE)
+    files += [p.run_dir / name for name in sorted(p.study.inputs.files)]
     return files
 
 
@@ -231,7 +210,8 @@ def new_manifest(p: Prepared) -> Manifest:
         run_id=p.run_dir.name,
         config=p.resolved,
         config_fingerprint=config_fingerprint(p.resolved),
-        fixture_sha256=p.fixture_sha256,
+        study=p.definition.name,
+        fixture_sha256=p.study.inputs.digest,
         catalog_sha256=p.resolution.catalog_sha256,
         provenance=provenance_lock(_input_files(p)),
     )
@@ -242,55 +222,25 @@ def new_manifest(p: Prepared) -> Manifest:
             "overrides": list(p.overrides),
             "panel": p.resolution.panel,
             "panel_excluded": excluded,
-            "simulated": p.resolution.kind == "sim",
+            "simulated": p.simulated,
+            "schedule": [schedule_closure(p).as_record()],
         },
     )
 
 
-def plan_rows(p: Prepared, not_run: dict[tuple[str, str], str]) -> tuple[list[TrajectorySpec], Any]:
+def schedule_closure(p: Prepared) -> ScheduleClosure:
+    """Whether this sweep's execution group closes its schedule (one group per sweep)."""
+    return closure(p.cfg.schedule, len(p.study.arms()), p.cfg.repeats)
+
+
+def plan_rows(p: Prepared, not_run: dict[tuple[str, str], str]) -> pa.Table:
     cfg = p.cfg
     configs = [(inc.config_id, inc.model, inc.family) for inc in p.resolution.included]
+    arms = list(p.study.arms())
     specs = build_plan(
-        p.run_dir.name, configs, sorted(p.arms), cfg.repeats, cfg.execution_group, cfg.schedule
+        p.run_dir.name, configs, arms, cfg.repeats, cfg.execution_group, cfg.schedule
     )
-    return specs, plan_table(specs, not_run)
-
-
-def owed_specs(p: Prepared) -> list[TrajectorySpec]:
-    plan = read_plan(p.run_dir)
-    assert plan is not None
-    rows = read_table(p.run_dir, "rows")
-    state = resume_diff(plan, rows, p.cfg.retry.trajectory_attempts)
-    return dispatch_order(specs_to_run(specs_from_plan(plan), state))
-
-
-def mark_done(plan: pa.Table, rows: pa.Table, attempt_limit: int) -> pa.Table:
-    """The plan with status `done` for every key whose final attempt is final."""
-    done = set(resume_diff(plan, rows, attempt_limit).done)
-    keys = zip(
-        *(plan.column(c).to_pylist() for c in ("config_id", "arm", "execution_group", "repeat")),
-        strict=True,
-    )
-    statuses = plan.column("status").to_pylist()
-    updated = [
-        "done" if TrajectoryKey(*k) in done else s for k, s in zip(keys, statuses, strict=True)
-    ]
-    index = plan.schema.get_field_index("status")
-    return plan.set_column(index, "status", pa.array(updated, pa.string()))
-
-
-def finish(p: Prepared, manifest: Manifest, status: RunStatus, extra: dict[str, Any]) -> Manifest:
-    plan = read_plan(p.run_dir)
-    assert plan is not None
-    rows = read_table(p.run_dir, "rows")
-    plan = mark_done(plan, rows, p.cfg.retry.trajectory_attempts)
-    write_plan(p.run_dir, plan)
-    unfinished = None if status in ("completed", "nothing_ran") else status
-    counts = outcome_counts(plan, rows, unfinished_as=unfinished)
-    closed = manifest.finish(status, counts)
-    closed = dataclasses.replace(closed, extra={**closed.extra, **extra})
-    write_manifest(p.run_dir, closed)
-    return closed
+    return plan_table(specs, not_run)
 
 
 def prepare_run_dir(p: Prepared) -> None:
@@ -298,16 +248,12 @@ def prepare_run_dir(p: Prepared) -> None:
         orphans = stop_orphans(p.run_dir)
         if orphans:
             print(f"resume: stopped {len(orphans)} orphaned Ray process(es)", file=sys.stderr)
-        removed = clean_temporaries(p.run_dir) + clean_uncommitted(p.run_dir)
+        removed = clean_temporaries(p.run_dir, p.layout) + clean_uncommitted(p.run_dir, p.layout)
         if removed:
             print(f"resume: removed {len(removed)} uncommitted file(s)", file=sys.stderr)
         return
     if p.run_dir.exists():
         raise RunDirError(f"{p.run_dir} already exists; choose another out_dir")
     p.run_dir.mkdir(parents=True)
-    (p.run_dir / FIXTURE_FILE).write_bytes(p.fixture_bytes)
-
-
-def write_initial_plan(p: Prepared, not_run: dict[tuple[str, str], str]) -> None:
-    _, table = plan_rows(p, not_run)
-    write_plan(p.run_dir, table)
+    for name, data in p.study.inputs.files.items():
+        (p.run_dir / name).write_bytes(data)

@@ -5,6 +5,8 @@ EndpointConfigs with their base URLs filled in, plus whatever the servers counte
 Simulated servers run in a child process by default (`SimServerProcess`), so they do not
 compete with the coordinator for the driver's GIL; `sim_servers="thread"` keeps them in this
 process, for callers that instrument them in place (scripts/bench_ratelimit.py).
+What a simulated server answers is the study's: the caller passes one `SimBehaviour` per
+endpoint (`sim_models`), already named after its endpoint's configuration and model.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from pipeline.carrier.fixture_model import Fixture
 from pipeline.config.schema import EndpointConfig, RunConfig
 from pipeline.endpoints.loop_thread import LoopThread
+from pipeline.simulated import SimBehaviour
 from pipeline.usererror import UserError
 
 
@@ -30,9 +32,9 @@ class EndpointServers:
         kind: str,
         endpoints: Sequence[EndpointConfig],
         cfg: RunConfig,
-        fixture: Fixture,
         log_dir: Path,
         *,
+        sim_models: Sequence[SimBehaviour] = (),
         sim_servers: Literal["process", "thread"] = "process",
     ) -> None:
         if sim_servers not in ("process", "thread"):
@@ -40,8 +42,10 @@ class EndpointServers:
         self.kind = kind
         self.sim_servers = sim_servers
         self.endpoints = tuple(endpoints)
+        self.sim_models = tuple(sim_models)
+        if kind == "sim":
+            _check_sim_models(self.sim_models, self.endpoints)
         self.cfg = cfg
-        self.fixture = fixture
         self.log_dir = log_dir
         self._sim: Any = None
         self._local: Any = None
@@ -60,7 +64,6 @@ class EndpointServers:
 
     def _start_sim(self) -> None:
         from pipeline.endpoints.sim import SimOptions, SimServerThread
-        from pipeline.endpoints.sim_model import profiles_for
         from pipeline.endpoints.sim_process import SimServerProcess, SimServerSpec
 
         sim = self.cfg.sim
@@ -78,15 +81,7 @@ class EndpointServers:
             seed=sim.seed,
             stall_s=sim.stall_s,
         )
-        profiles = profiles_for(len(self.endpoints), sim.seed)
-        specs = [
-            SimServerSpec(
-                dataclasses.replace(profile, config_id=ep.config_id, model=ep.model),
-                tuple(self.fixture.planted),
-                options,
-            )
-            for profile, ep in zip(profiles, self.endpoints, strict=True)
-        ]
+        specs = [SimServerSpec(model, options) for model in self.sim_models]
         if self.sim_servers == "process":
             self._sim = SimServerProcess(specs)
         else:
@@ -150,3 +145,18 @@ class EndpointServers:
         if self._local is not None and self._loop is not None:
             self._loop.call(self._local.stop())
             self._loop.close()
+
+
+def _check_sim_models(models: Sequence[SimBehaviour], endpoints: Sequence[EndpointConfig]) -> None:
+    """One model per endpoint, in endpoint order, named as its endpoint; else a caller bug."""
+    if len(models) != len(endpoints):
+        raise ValueError(
+            f"a sim panel needs one sim model per endpoint: {len(models)} models "
+            f"for {len(endpoints)} endpoints"
+        )
+    for model, ep in zip(models, endpoints, strict=True):
+        if (model.config_id, model.served_model) != (ep.config_id, ep.model):
+            raise ValueError(
+                f"sim model {model.config_id}/{model.served_model} is in the place of "
+                f"endpoint {ep.config_id}/{ep.model}"
+            )

@@ -1,6 +1,6 @@
 """The coordinator's writer: buffers finished attempts and commits them as atomic parts.
 
-The coordinator is the only writer of a sweep's tables. A batch commits checks and folds first
+The coordinator is the only writer of a sweep's tables. A batch commits the study's tables first
 and its rows part last (see pipeline.store.parts); an attempt that never reached a rows part
 is re-run on resume, so nothing is lost and nothing is duplicated.
 """
@@ -16,8 +16,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from pipeline.store.layout import Layout
 from pipeline.store.parts import next_part_seq, part_name, write_batch, write_part
-from pipeline.sweep.rows import Record, TrajectoryRecords
+from pipeline.study import Record
+from pipeline.sweep.rows import UnitRecords
 
 
 def _max_event_seq(run_dir: Path) -> int:
@@ -36,29 +38,33 @@ class Sink:
         self,
         run_dir: Path,
         run_id: str,
+        layout: Layout,
         *,
         max_rows: int = 1000,
         max_age_s: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
+        on_commit: Callable[[list[Record]], None] | None = None,
     ) -> None:
         self.run_dir = run_dir
         self.run_id = run_id
         self.max_rows = max_rows
         self.max_age_s = max_age_s
         self.clock = clock
-        self.seq = next_part_seq(run_dir)
+        self.layout = layout
+        self.seq = next_part_seq(run_dir, layout)
         self.event_seq = _max_event_seq(run_dir) + 1
         self.rows: list[Record] = []
-        self.checks: list[Record] = []
-        self.folds: list[Record] = []
+        self.children: dict[str, list[Record]] = {name: [] for name in layout.children}
+        # told every committed rows part's records, in commit order (the session's row view)
+        self.on_commit = on_commit
         self.events: list[Record] = []
         self.last_flush = clock()
         self.rows_written = 0
 
-    def add(self, records: TrajectoryRecords) -> None:
+    def add(self, records: UnitRecords) -> None:
         self.rows.append(records.row)
-        self.checks.extend(records.checks)
-        self.folds.extend(records.folds)
+        for name, table in records.tables.items():
+            self.children[name].extend(table)
 
     def event(
         self, kind: str, *, config_id: str | None = None, row_id: str | None = None, **detail: Any
@@ -88,14 +94,21 @@ class Sink:
         if self.rows:
             name = part_name(self.seq, [r["row_id"] for r in self.rows])
             write_batch(
-                self.run_dir, part_name=name, rows=self.rows, checks=self.checks, folds=self.folds
+                self.run_dir,
+                part_name=name,
+                rows=self.rows,
+                children=self.children,
+                layout=self.layout,
             )
             self.seq += 1
             self.rows_written += len(self.rows)
-            self.rows, self.checks, self.folds = [], [], []
+            if self.on_commit is not None:
+                self.on_commit(self.rows)
+            self.rows = []
+            self.children = {table: [] for table in self.layout.children}
         if self.events:
             name = part_name(self.seq, [str(e["seq"]) for e in self.events])
-            write_part(self.run_dir, "events", self.events, part_name=name)
+            write_part(self.run_dir, "events", self.events, part_name=name, layout=self.layout)
             self.seq += 1
             self.events = []
         self.last_flush = self.clock()

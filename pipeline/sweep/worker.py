@@ -2,9 +2,10 @@
 
 The class is plain Python so tests can drive it in-process; `pipeline.sweep.actors` wraps it
 as an async Ray actor (one per served configuration). A trajectory runs entirely inside the
-worker, so a Ray call is coarse: one call per trajectory, many HTTP requests inside it.
+worker, so a Ray call is coarse: one call per unit, many HTTP requests inside it. The unit
+runner is the study's (`Study.runner`, built once per worker); the worker knows no study.
 
-While a trajectory runs, a `CountingClient` around the endpoint's client counts its requests,
+While a unit runs, a `CountingClient` around the endpoint's client counts its requests,
 folds, tokens and cost as they happen, into `EndpointWorkerCore.in_flight`; `live()` hands a
 copy to the driver's progress display (display only: rows stay the authoritative totals).
 """
@@ -17,15 +18,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.carrier.arms import Arm, build_arms
-from pipeline.carrier.fixture import Fixture, fixture_from_json
-from pipeline.carrier.fixture_model import render_chunk, render_message
-from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
 from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
-from pipeline.config.schema import ArmConfig, EndpointConfig, RetryConfig, TimeoutConfig
-from pipeline.sweep.plan import TrajectorySpec
+from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
+from pipeline.study import Study, UnitContext, UnitRunner, UnitSpec
 from pipeline.sweep.progress import EndpointLive, LiveCounts
-from pipeline.sweep.rows import RowContext, TrajectoryRecords, build_records
+from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
 
 
 @dataclass(frozen=True)
@@ -33,10 +30,7 @@ class WorkerSettings:
     """Everything a worker needs; picklable so Ray can ship it to the actor."""
 
     endpoint: EndpointConfig
-    arms: dict[str, ArmConfig]
-    fixture_json: bytes
-    fixture_sha256: str
-    scenario: str
+    study: Study
     publication_date: str | None
     temperature: float
     base_seed: int
@@ -45,16 +39,11 @@ class WorkerSettings:
     timeouts: TimeoutConfig
 
 
-def trajectory_seed(base_seed: int, spec: TrajectorySpec) -> int:
+def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
     """A per-attempt sampling seed, sent to endpoints that accept one and recorded either way."""
     text = f"{base_seed}:{spec.config_id}:{spec.arm}:{spec.execution_group}:{spec.repeat}"
     text += f":{spec.attempt}"
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
-
-
-def chunk_messages(chunk: Any) -> list[tuple[str, str]]:
-    """(role, rendered text) per message: tool-call arguments are part of what a runtime sees."""
-    return [(m.role, render_message(m)) for m in chunk.messages]
 
 
 class CappedClient:
@@ -78,14 +67,16 @@ class CappedClient:
 class CountingClient:
     """Counts one attempt's requests as they happen, into its `LiveCounts` (display only).
 
-    One per attempt, around the endpoint's shared client: the protocol (carrier/) stays pure,
+    One per attempt, around the endpoint's shared client: the study's protocol stays pure,
     and a request costs one more await and a few additions. Counts follow the row's own
-    definitions (module `pipeline.sweep.progress`), so a collected row replaces them exactly.
+    definitions (module `pipeline.sweep.progress`), so a collected row replaces them exactly;
+    a "fold" is a request of the runner's `step_purpose`.
     """
 
-    def __init__(self, inner: ChatClient, counts: LiveCounts) -> None:
+    def __init__(self, inner: ChatClient, counts: LiveCounts, step_purpose: str = "fold") -> None:
         self.inner = inner
         self.counts = counts
+        self.step_purpose = step_purpose
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         counts = self.counts
@@ -96,7 +87,7 @@ class CountingClient:
             counts.failed += 1
             raise
         counts.completed += 1
-        if request.purpose == "fold":
+        if request.purpose == self.step_purpose:
             counts.folds += 1
         usage = response.usage
         counts.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
@@ -105,15 +96,11 @@ class CountingClient:
 
 
 class EndpointWorkerCore:
-    """Runs trajectories against one endpoint; owns its client (and so its limiter)."""
+    """Runs a study's units against one endpoint; owns its client (and so its limiter)."""
 
     def __init__(self, settings: WorkerSettings, client: ChatClient | None = None) -> None:
         self.settings = settings
-        self.fixture: Fixture = fixture_from_json(settings.fixture_json)
-        self.arms: dict[str, Arm] = build_arms(settings.arms)
-        # Every trajectory folds the same chunks: render them once per worker.
-        self._rendered = {c.index: render_chunk(c) for c in self.fixture.chunks}
-        self._messages = {c.index: chunk_messages(c) for c in self.fixture.chunks}
+        self.runner: UnitRunner = settings.study.runner()
         self._client = client
         self._closers: list[Any] = []
         self.client: CappedClient | None = None
@@ -146,21 +133,17 @@ class EndpointWorkerCore:
         self.http_client = client
         return client
 
-    def context(self, arm: Arm, seed: int) -> RowContext:
+    def context(self, spec: UnitSpec) -> RowContext:
         s = self.settings
         return RowContext(
             endpoint=s.endpoint,
             publication_date=s.publication_date,
-            scenario=s.scenario,
-            fixture_sha256=s.fixture_sha256,
-            system_prompt_sha256=arm.system_prompt_sha256,
-            declared_capacity_chars=arm.declared_capacity_chars,
-            seed=seed,
+            seed=trajectory_seed(s.base_seed, spec),
             simulated=s.simulated,
         )
 
-    async def run(self, spec: TrajectorySpec, *, hold: bool = False) -> TrajectoryRecords:
-        """One attempt of one trajectory, as table records.
+    async def run(self, spec: UnitSpec, *, hold: bool = False) -> UnitRecords:
+        """One attempt of one unit, as table records.
 
         Its live counts stay in `in_flight` until it returns, or with `hold` until
         `release(spec)`: a batch's records leave the worker together, so its finished attempts
@@ -168,37 +151,31 @@ class EndpointWorkerCore:
         """
         counts = self.in_flight[spec.row_id] = LiveCounts()
         try:
-            return await self._run(spec, CountingClient(await self.ensure_client(), counts))
+            client = CountingClient(await self.ensure_client(), counts, self.runner.step_purpose)
+            return await self._run(spec, client)
         finally:
             counts.finished = True
             if not hold:
                 self.release(spec)
 
-    def release(self, spec: TrajectorySpec) -> None:
+    def release(self, spec: UnitSpec) -> None:
         """Forget an attempt's live counts: its records are on their way to the driver."""
         self.in_flight.pop(spec.row_id, None)
 
     def live(self) -> EndpointLive:
         """A copy of the live counts of every attempt not yet returned."""
         counts = {row_id: c.copy() for row_id, c in self.in_flight.items()}
-        return EndpointLive(len(self.fixture.chunks), counts)
+        return EndpointLive(self.runner.steps_per_unit, counts)
 
-    async def _run(self, spec: TrajectorySpec, client: ChatClient) -> TrajectoryRecords:
-        arm = self.arms[spec.arm]
-        seed = trajectory_seed(self.settings.base_seed, spec)
-        inputs = TrajectoryInputs(
-            arm=arm,
-            chunks=self.fixture.chunks,
-            render_chunk=lambda chunk: self._rendered[chunk.index],
-            chunk_messages=lambda chunk: self._messages[chunk.index],
-            graded=self.fixture.graded,
-            temperature=self.settings.temperature,
-            seed=seed,
-        )
+    async def _run(self, spec: UnitSpec, client: ChatClient) -> UnitRecords:
+        ctx = self.context(spec)
+        assert ctx.seed is not None
         started = datetime.now(UTC)
-        result = await run_trajectory(client, inputs)
+        result = await self.runner.run(
+            spec, client, UnitContext(seed=ctx.seed, temperature=self.settings.temperature)
+        )
         finished = datetime.now(UTC)
-        return build_records(spec, self.context(arm, seed), result, started, finished)
+        return unit_records(spec, ctx, result, started, finished)
 
     async def close(self) -> None:
         for closer in self._closers:

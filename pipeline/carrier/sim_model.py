@@ -5,7 +5,7 @@ fold-and-recall pipeline (schemas, headings, ceilings, length stops, abstention,
 and give the panel statistics some signal, without any model. It cheats: it is handed the
 planted facts and looks for their values verbatim. Every row it produces is marked simulated.
 
-Behaviour model (docs/parts/sim.md):
+Behaviour model (docs/protocol.md, "Simulated endpoints"):
 - A fold keeps each planted value found in the user message with a probability set by the
   profile and the representation (plain / headings / single_field / five_fields / other),
   drawn from SHA-256 of (profile, seed, canonical request body, label): same request, same reply.
@@ -13,6 +13,9 @@ Behaviour model (docs/parts/sim.md):
   probability), else abstains (`LABEL: unknown`) or fabricates a stock value, per profile.
 - Optional model faults: empty reply, non-conforming JSON or a length stop, refusal.
 Pure: no I/O, no clock, no global random state.
+
+`CarrierSimModel` is this study's `pipeline.simulated.SimBehaviour`: the engine's sim server
+(`pipeline.endpoints.sim`) serves it without knowing the carrier study.
 """
 
 from __future__ import annotations
@@ -23,17 +26,20 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pipeline.carrier.prompts import CHUNK_MARKER, PREVIOUS_SUMMARY_MARKER, RECALL_MARKER
+from pipeline.simulated import SimReply
 
 __all__ = [
     "STOCK_UUID",
+    "CarrierSimModel",
     "FactLike",
     "SimFact",
     "SimProfile",
     "SimReply",
+    "carrier_sim_models",
     "estimate_tokens",
     "keep_probability",
     "profiles_for",
@@ -83,20 +89,6 @@ class SimProfile:
     @property
     def served_model(self) -> str:
         return self.model or self.config_id
-
-
-@dataclass(frozen=True)
-class SimReply:
-    """The pseudo-model's answer; text None means `content: null` on the wire."""
-
-    text: str | None
-    finish_reason: str
-    prompt_tokens: int
-    completion_tokens: int
-    kind: str  # fold | recall | other
-    refusal: str | None = None
-    model_fault: str | None = None  # empty | refusal | nonconforming_json | length_stop
-    representation: str = ""  # plain | headings | single_field | five_fields | other
 
 
 # Archetypes make panel statistics informative: some gain from five fields, some lose, one is
@@ -204,6 +196,44 @@ def reply(
     if model_fault_rate > 0 and turn.draw.unit("model_fault") < model_fault_rate:
         return _model_fault(base, turn.shape, turn.draw)
     return base
+
+
+@dataclass(frozen=True)
+class CarrierSimModel:
+    """One simulated served configuration of the carrier study (a `SimBehaviour`): its
+    profile and the planted facts it looks for. A frozen value, so it pickles to the sim
+    server's child process."""
+
+    profile: SimProfile
+    facts: tuple[FactLike, ...] = field(default=(), repr=False)
+
+    @property
+    def config_id(self) -> str:
+        return self.profile.config_id
+
+    @property
+    def served_model(self) -> str:
+        return self.profile.served_model
+
+    def reply(
+        self, request_body: Mapping[str, Any], seed: int, *, model_fault_rate: float = 0.0
+    ) -> SimReply:
+        return reply(
+            request_body, self.facts, self.profile, seed, model_fault_rate=model_fault_rate
+        )
+
+
+def carrier_sim_models(
+    endpoints: Sequence[tuple[str, str]], facts: Sequence[FactLike], seed: int
+) -> list[CarrierSimModel]:
+    """One model per (config_id, model) pair, in order: `profiles_for(len(endpoints), seed)`,
+    each renamed to its endpoint's configuration and served model id."""
+    profiles = profiles_for(len(endpoints), seed)
+    planted = tuple(facts)
+    return [
+        CarrierSimModel(replace(profile, config_id=config_id, model=model), planted)
+        for profile, (config_id, model) in zip(profiles, endpoints, strict=True)
+    ]
 
 
 def estimate_tokens(text: str | None) -> int:

@@ -1,0 +1,223 @@
+"""The Study interface: what a study gives the engine, and the values they exchange.
+
+The engine (`pipeline/sweep`, `pipeline/store`, `pipeline/endpoints`) drives any study through
+this module and imports no study package (import-linter holds that line). A study is two
+objects:
+
+- a `StudyDefinition`, registered by name (`pipeline.studies`), that knows the study's tables
+  and how to analyse a run directory; it needs no config, so `query`, `analyze` and `report`
+  work from a run directory alone;
+- a configured `Study`, built from the composed `study` config node before anything starts. It
+  plans the arms (or policies), says what each endpoint must be probed for, builds the unit
+  runner inside each EndpointWorker, writes the record of a lost attempt and supplies the
+  simulated endpoints' model behaviour. It is pickled to the Ray actors, so it is a frozen value.
+
+A unit is one attempt of one planned (configuration, arm, execution group, repeat); the engine
+owns its key columns, dispatch, retries, budgets, the run directory and the manifest, and it
+treats every study alike. Pure: this module imports only the chat seam and the simulated-reply
+values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, Protocol
+
+from pipeline.chat.messages import ChatClient
+from pipeline.simulated import SimBehaviour
+
+Record = dict[str, Any]
+ColumnType = Literal["string", "int32", "int64", "float64", "bool", "timestamp"]
+
+
+class Column(NamedTuple):
+    """One column of a table a study owns (the store maps the type to Arrow)."""
+
+    name: str
+    type: ColumnType
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A study table: records of one attempt, committed with that attempt's row (by row_id).
+
+    The engine adds `run_id` and `row_id` as the first two columns; `columns` are the rest.
+    """
+
+    name: str
+    columns: tuple[Column, ...]
+    sort_keys: tuple[str, ...] = ("row_id",)
+
+
+class UnitKey(NamedTuple):
+    """The experimental unit; every attempt of a unit shares it."""
+
+    config_id: str
+    arm: str
+    execution_group: int
+    repeat: int
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """One attempt of one planned unit: the columns every study shares."""
+
+    run_id: str
+    config_id: str
+    model: str
+    family: str
+    arm: str  # the arm (carrier) or policy a unit runs under
+    execution_group: int
+    repeat: int
+    schedule_position: int
+    attempt: int = 0
+
+    @property
+    def key(self) -> UnitKey:
+        return UnitKey(self.config_id, self.arm, self.execution_group, self.repeat)
+
+    @property
+    def row_id(self) -> str:
+        return f"{self.config_id}/{self.arm}/g{self.execution_group}/r{self.repeat}/a{self.attempt}"
+
+
+@dataclass(frozen=True)
+class UnitOutcome:
+    """What the engine needs of a finished attempt: validity, retry and the bill.
+
+    `retryable` marks an infrastructure fault (the engine re-runs the unit as a new attempt);
+    a unit invalidated by the arm's own behaviour is never retried. Token totals are None
+    when the endpoint reported none (a partial sum would read as a measurement).
+    """
+
+    valid: bool
+    invalid_reason: str | None = None
+    retryable: bool = False
+    requests: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    simulated: bool = False  # an endpoint identified itself as foldsweep's simulator
+    error_detail: str | None = None
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """An attempt's outcome, its own columns of the rows table and its tables' records."""
+
+    outcome: UnitOutcome
+    row: Record  # exactly the study's row columns
+    tables: Mapping[str, Sequence[Record]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UnitContext:
+    """What the engine decides for an attempt: its sampling seed and temperature."""
+
+    seed: int
+    temperature: float
+
+
+class UnitRunner(Protocol):
+    """Runs units inside an EndpointWorker over its ChatClient (the worker's only network)."""
+
+    @property
+    def steps_per_unit(self) -> int | None:
+        """Requests of `step_purpose` one unit sends (progress display); None if unknown."""
+        ...
+
+    @property
+    def step_purpose(self) -> str:
+        """The ChatRequest.purpose the progress display counts as a step (carrier: fold)."""
+        ...
+
+    async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
+        """One attempt. Infrastructure faults end as an invalid, retryable outcome, not raised."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """What each endpoint must be probed for before any unit runs.
+
+    `shapes` maps each arm to the request shapes it sends (`plain`, `schema`); the engine adds
+    the endpoint's own (`context_length`, `reasoning_disabled` where reasoning is controlled).
+    """
+
+    shapes: Mapping[str, frozenset[str]]
+    context_tokens: int  # the largest prompt plus reply any unit sends
+
+
+@dataclass(frozen=True)
+class StudyInputs:
+    """What a study's units read, fixed before anything starts and kept in the run directory.
+
+    `files` are written to RUN_DIR/NAME on a new run and must be unchanged on resume; `digest`
+    (a SHA-256) goes into the manifest and the study's rows; `label` names the run directory.
+    """
+
+    label: str
+    digest: str | None = None
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+
+class Study(Protocol):
+    """A configured study: a frozen, picklable value (it is shipped to the Ray actors)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def inputs(self) -> StudyInputs: ...
+
+    def arms(self) -> Sequence[str]:
+        """The arms (or policies) to plan, in plan order."""
+        ...
+
+    def probe_plan(self) -> ProbePlan: ...
+
+    def runner(self) -> UnitRunner:
+        """Called once per EndpointWorker; may build caches shared by that worker's units."""
+        ...
+
+    def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
+        """The record of an attempt whose worker died mid-flight (invalid, retryable)."""
+        ...
+
+    def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
+        """One simulated model per (config_id, served model) for `+panel=sim`."""
+        ...
+
+
+class StudyDefinition(Protocol):
+    """A study as registered: its tables and its analysis, without any config."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def row_columns(self) -> tuple[Column, ...]:
+        """The study's own columns of the rows table (after the shared ones)."""
+        ...
+
+    @property
+    def tables(self) -> tuple[TableSpec, ...]: ...
+
+    def configure(self, node: Mapping[str, Any]) -> Study:
+        """Convert the composed `study` node; raise ConfigError in one line on bad input."""
+        ...
+
+    def analyze(self, run_dir: Path, analysis: Any) -> Path:
+        """Every job of the study, then the report once; returns the report's path.
+
+        `analysis` is the run's AnalysisConfig (contrasts, bootstrap). A run with no rows gets a
+        report that says why nothing ran.
+        """
+        ...
+
+    def nothing_ran_cause(self, run_dir: Path) -> str:
+        """One line naming why a run has no attempt at all."""
+        ...

@@ -1,0 +1,130 @@
+"""One sweep session's view of its run directory: plan, rows and manifest state.
+
+Why one object: the driver used to re-read rows/ for the owed specs, for the budgets carried
+over, for the final counts and for the summary, and to rewrite the plan from what it read.
+Here the committed rows are read once, when the session opens; rows this session commits are
+added from the Sink (which wrote them), so every later question is answered in memory. The
+plan is written once when planned; at the session's close its statuses (`done` for every key
+whose final attempt is final) are written back in one atomic replace, with the manifest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.store.layout import Layout
+from pipeline.store.manifest import (
+    Manifest,
+    RunStatus,
+    outcome_counts,
+    utc_now,
+    write_manifest,
+)
+from pipeline.store.parts import write_plan
+from pipeline.store.reader import read_plan, read_table
+from pipeline.study import Record, UnitSpec
+from pipeline.sweep.plan import dispatch_order, specs_from_plan
+from pipeline.sweep.resume import resume_diff, specs_to_run
+
+
+class RunSession:
+    """Plan, rows and manifest of one session; the only reader of rows/ in the driver."""
+
+    def __init__(self, run_dir: Path, layout: Layout, manifest: Manifest, attempt_limit: int):
+        self.run_dir = run_dir
+        self.layout = layout
+        self.manifest = manifest
+        self.attempt_limit = attempt_limit
+        self.plan: pa.Table | None = read_plan(run_dir)
+        self._prior = read_table(run_dir, "rows", layout)  # the one read of rows/
+        self._new: list[Record] = []
+        self._rows: pa.Table | None = self._prior
+
+    # -- rows -------------------------------------------------------------------------------
+    def add_rows(self, records: Sequence[Record]) -> None:
+        """Rows this session committed (the Sink's `written`), in commit order."""
+        if records:
+            self._new.extend(records)
+            self._rows = None
+
+    def rows(self) -> pa.Table:
+        if self._rows is None:
+            new = pa.Table.from_pylist(self._new, schema=self.layout.schema("rows"))
+            self._rows = pa.concat_tables([self._prior, new])
+        return self._rows
+
+    def spent(self) -> dict[str, float]:
+        """What the run's attempts so far cost: budgets are per run, not per session."""
+        rows = self.rows()
+        if rows.num_rows == 0:
+            return {"cost_usd": 0.0, "requests": 0.0, "attempts": 0.0}
+        cost = pc.sum(rows.column("cost_usd")).as_py() or 0.0
+        requests = pc.sum(rows.column("requests")).as_py() or 0
+        return {"cost_usd": float(cost), "requests": float(requests), "attempts": rows.num_rows}
+
+    def any_simulated(self) -> bool:
+        rows = self.rows()
+        return rows.num_rows > 0 and bool(pc.any(rows.column("simulated")).as_py())
+
+    # -- plan -------------------------------------------------------------------------------
+    def set_plan(self, plan: pa.Table) -> None:
+        """Write the plan (once, before any dispatch)."""
+        write_plan(self.run_dir, plan)
+        self.plan = read_plan(self.run_dir)
+
+    def owed_specs(self) -> list[UnitSpec]:
+        """Every attempt still owed, in dispatch order."""
+        assert self.plan is not None, "owed_specs before the plan was written"
+        state = resume_diff(self.plan, self.rows(), self.attempt_limit)
+        return dispatch_order(specs_to_run(specs_from_plan(self.plan), state))
+
+    def _plan_with_statuses(self) -> pa.Table:
+        """The plan with status `done` for every key whose final attempt is final."""
+        assert self.plan is not None
+        done = set(resume_diff(self.plan, self.rows(), self.attempt_limit).done)
+        keys = zip(
+            *(self.plan.column(c).to_pylist() for c in ("config_id", "arm", "execution_group")),
+            self.plan.column("repeat").to_pylist(),
+            strict=True,
+        )
+        statuses = self.plan.column("status").to_pylist()
+        updated = [
+            "done" if (c, a, g, r) in done else s
+            for (c, a, g, r), s in zip(keys, statuses, strict=True)
+        ]
+        index = self.plan.schema.get_field_index("status")
+        return self.plan.set_column(index, "status", pa.array(updated, pa.string()))
+
+    # -- manifest ---------------------------------------------------------------------------
+    def write(self, manifest: Manifest) -> Manifest:
+        self.manifest = manifest
+        write_manifest(self.run_dir, manifest)
+        return manifest
+
+    def update_extra(self, **extra: Any) -> Manifest:
+        return self.write(
+            dataclasses.replace(self.manifest, extra={**self.manifest.extra, **extra})
+        )
+
+    def finish(self, status: RunStatus, extra: dict[str, Any]) -> Manifest:
+        """Close the session: plan statuses and manifest counts from the rows in memory."""
+        if self.plan is None:  # no plan yet: there are no counts to state
+            closed = dataclasses.replace(
+                self.manifest,
+                status=status,
+                finished_at=utc_now(),
+                extra={**self.manifest.extra, **extra},
+            )
+            return self.write(closed)
+        self.plan = self._plan_with_statuses()
+        write_plan(self.run_dir, self.plan)
+        unfinished = None if status in ("completed", "nothing_ran") else status
+        counts = outcome_counts(self.plan, self.rows(), unfinished_as=unfinished)
+        closed = self.manifest.finish(status, counts)
+        return self.write(dataclasses.replace(closed, extra={**closed.extra, **extra}))
