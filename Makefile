@@ -36,8 +36,10 @@ sweep: $(STAMP) $(LLAMA_SERVER)
 test: $(STAMP) $(LLAMA_SERVER)
 	$(PY) -m ruff check pipeline jobs tests scripts
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -m 'not live' -q
 
 lint: $(STAMP)
 	$(PY) -m ruff check pipeline jobs tests scripts
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
