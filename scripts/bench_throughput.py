@@ -81,7 +81,7 @@ class RecordingClient:
 async def _record_bodies(p: object, endpoints: tuple[object, ...]) -> list[list[bytes]]:
     """One trajectory per (configuration, arm) through the real worker; their bodies."""
     from pipeline.endpoints.client import open_client
-    from pipeline.sweep.plan import TrajectorySpec
+    from pipeline.study import UnitSpec
     from pipeline.sweep.run import publication_dates, worker_settings
     from pipeline.sweep.worker import EndpointWorkerCore
 
@@ -93,7 +93,7 @@ async def _record_bodies(p: object, endpoints: tuple[object, ...]) -> list[list[
         async with open_client(ep, retry=settings.retry, timeouts=settings.timeouts) as client:  # type: ignore[arg-type]
             core = EndpointWorkerCore(settings, RecordingClient(client, ep, bodies))  # type: ignore[arg-type]
             for arm in settings.arms:
-                spec = TrajectorySpec("bench", ep.config_id, ep.model, "f", arm, 0, 0, 0)  # type: ignore[attr-defined]
+                spec = UnitSpec("bench", ep.config_id, ep.model, "f", arm, 0, 0, 0)  # type: ignore[attr-defined]
                 await core.run(spec)
         out.append(bodies)
     return out
@@ -159,7 +159,11 @@ def run_raw(args: argparse.Namespace, out_dir: Path) -> tuple[RawResult, float, 
     ]
     p = prepare(overrides)
     endpoints = [inc.endpoint for inc in p.resolution.included]
-    with EndpointServers(p.resolution.kind, endpoints, p.cfg, p.fixture, out_dir) as servers:
+    pairs = [(inc.config_id, inc.model) for inc in p.resolution.included]
+    models = p.study.sim_models(pairs, p.cfg.sim.seed)  # a sim panel
+    with EndpointServers(
+        p.resolution.kind, endpoints, p.cfg, out_dir, sim_models=models
+    ) as servers:
         bodies = asyncio.run(_record_bodies(p, servers.endpoints))
         before = sum(c["requests"] for c in servers.counters().values())
         urls = [ep.base_url for ep in servers.endpoints]

@@ -12,18 +12,18 @@ import time
 
 import pytest
 
+from pipeline.carrier.sim_model import CarrierSimModel, profiles_for
 from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import EndpointConfig, Limits, RetryConfig, TimeoutConfig
 from pipeline.endpoints.client import open_client
 from pipeline.endpoints.sim import SimOptions, SimServer
-from pipeline.endpoints.sim_model import profiles_for
 
 pytestmark = pytest.mark.slow
 
 
 async def test_paced_client_never_draws_a_429_and_achieves_the_configured_rate() -> None:
     profile = profiles_for(1, 7)[0]
-    server = SimServer(profile, [], SimOptions(rpm_limit=660, rpm_window_s=1.0))
+    server = SimServer(CarrierSimModel(profile), SimOptions(rpm_limit=660, rpm_window_s=1.0))
     base_url = await server.start()
     endpoint = EndpointConfig(
         config_id=profile.config_id,

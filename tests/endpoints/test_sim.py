@@ -11,8 +11,9 @@ import sys
 import time
 import types
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,15 @@ import aiohttp
 import pytest
 
 from pipeline.carrier.prompts import SYSTEM_PROMPTS, fold_message
+from pipeline.carrier.sim_model import CarrierSimModel, SimFact, SimProfile
 from pipeline.commands import serve
 from pipeline.endpoints.sim import FAULT_KINDS, SimOptions, SimServer, SimServerThread
-from pipeline.endpoints.sim_model import SimFact, SimProfile
+from pipeline.simulated import SimReply
 from pipeline.usererror import UserError
 
 FACTS = (SimFact("api port", "62114"), SimFact("shard count", "19 shards"))
 PROFILE = SimProfile("sim-00", skill=0.9, schema_penalty=0.1, partition_gain=0.1, model="m-00")
+MODEL = CarrierSimModel(PROFILE, FACTS)
 BODY: dict[str, Any] = {
     "model": "m-00",
     "max_tokens": 500,
@@ -49,7 +52,7 @@ class FakeClock:
 async def serving(
     options: SimOptions, clock: FakeClock | None = None
 ) -> AsyncIterator[tuple[SimServer, str, aiohttp.ClientSession]]:
-    server = SimServer(PROFILE, FACTS, options, clock=clock or time.monotonic)
+    server = SimServer(MODEL, options, clock=clock or time.monotonic)
     url = await server.start()
     try:
         async with aiohttp.ClientSession() as session:
@@ -195,9 +198,41 @@ def test_unknown_fault_kind_and_non_loopback_host_are_rejected() -> None:
     assert set(FAULT_KINDS) >= {"timeout", "connection_reset", "truncated_body"}
 
 
+@dataclass(frozen=True)
+class Echo:
+    """A SimBehaviour of no study: it answers with the last user message."""
+
+    config_id: str = "echo"
+    served_model: str = "echo-model"
+
+    def reply(
+        self, request_body: Mapping[str, Any], seed: int, *, model_fault_rate: float = 0.0
+    ) -> SimReply:
+        users = [m["content"] for m in request_body["messages"] if m["role"] == "user"]
+        return SimReply(f"echo: {users[-1]}", "stop", 3, 2, "other")
+
+
+async def test_server_serves_any_sim_behaviour_not_only_the_carrier_model() -> None:
+    server = SimServer(Echo())
+    url = await server.start()
+    body = {"model": "echo-model", "messages": [{"role": "user", "content": "hello there"}]}
+    try:
+        async with aiohttp.ClientSession() as session:
+            status, _, text = await post(session, url, body)
+            wrong, _, _ = await post(session, url, {**body, "model": "m-00"})
+    finally:
+        await server.stop()
+    reply = json.loads(text)
+    assert status == 200
+    assert reply["model"] == "echo-model"
+    assert reply["choices"][0]["message"]["content"] == "echo: hello there"
+    assert reply["usage"] == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    assert wrong == 404  # the engine still checks the model id the behaviour answers to
+
+
 def test_server_thread_serves_several_configs_for_synchronous_callers() -> None:
     profiles = [PROFILE, SimProfile("sim-01", 0.9, 0.1, 0.1, model="m-01")]
-    thread = SimServerThread([SimServer(p, FACTS) for p in profiles])
+    thread = SimServerThread([SimServer(CarrierSimModel(p, FACTS)) for p in profiles])
     with thread:
         for url, model in zip(thread.base_urls, ("m-00", "m-01"), strict=True):
             data = json.dumps({**BODY, "model": model}).encode()

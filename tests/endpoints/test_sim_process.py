@@ -21,16 +21,16 @@ from typing import Literal
 
 import pytest
 
+from pipeline.carrier.sim_model import CarrierSimModel, SimProfile
 from pipeline.endpoints.sim import SimOptions
-from pipeline.endpoints.sim_model import SimProfile
 from pipeline.endpoints.sim_process import SimProcessError, SimServerProcess, SimServerSpec
-from tests.endpoints.test_sim import BODY, FACTS, PROFILE
+from tests.endpoints.test_sim import BODY, FACTS, MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
 START_S = 20.0  # a spawn imports aiohttp afresh: about 1 s idle, more on a loaded machine
 SPECS = (
-    SimServerSpec(PROFILE, FACTS),
-    SimServerSpec(SimProfile("sim-01", 0.9, 0.1, 0.1, model="m-01"), FACTS),
+    SimServerSpec(MODEL),
+    SimServerSpec(CarrierSimModel(SimProfile("sim-01", 0.9, 0.1, 0.1, model="m-01"), FACTS)),
 )
 
 
@@ -110,8 +110,9 @@ def test_child_ignores_sigint_and_sigterm_so_in_flight_work_can_finish() -> None
 HOLDER = """
 import sys, time
 from pipeline.endpoints.sim_process import SimServerProcess, SimServerSpec
-from pipeline.endpoints.sim_model import SimProfile
-servers = SimServerProcess([SimServerSpec(SimProfile("sim-00", 0.9, 0.1, 0.1, model="m-00"))])
+from pipeline.carrier.sim_model import CarrierSimModel, SimProfile
+model = CarrierSimModel(SimProfile("sim-00", 0.9, 0.1, 0.1, model="m-00"))
+servers = SimServerProcess([SimServerSpec(model)])
 url = servers.start(timeout_s=float(sys.argv[1]))[0]
 print(servers.pid, url, flush=True)
 time.sleep(60)
@@ -150,7 +151,7 @@ def test_a_failed_start_in_the_child_raises_its_message_in_the_parent() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        busy = SimServerSpec(SPECS[1].profile, FACTS, SimOptions(port=port, api_key=key))
+        busy = SimServerSpec(SPECS[1].behaviour, SimOptions(port=port, api_key=key))
         servers = SimServerProcess([SPECS[0], busy])
         started = time.monotonic()
         with pytest.raises(SimProcessError, match="failed") as caught:
@@ -172,11 +173,29 @@ def test_endpoint_servers_fill_base_urls_and_count_by_config(
 
     p = prepare(["+panel=sim", "sim.configs=2", "arms=[j]", "out_dir=/nonexistent-test-only"])
     endpoints = [inc.endpoint for inc in p.resolution.included]
+    models = p.study.sim_models([(ep.config_id, ep.model) for ep in endpoints], p.cfg.sim.seed)
     logs = Path("/nonexistent")  # only local servers write logs
-    with EndpointServers("sim", endpoints, p.cfg, p.fixture, logs, sim_servers=mode) as servers:
+    with EndpointServers(
+        "sim", endpoints, p.cfg, logs, sim_models=models, sim_servers=mode
+    ) as servers:
         for ep in servers.endpoints:
             assert ep.base_url is not None
             assert chat(ep.base_url, ep.model)["model"] == ep.model
         counted = servers.counters()
     assert sorted(counted) == sorted(ep.config_id for ep in endpoints)
     assert all(c["served_ok"] == 1 for c in counted.values())
+
+
+def test_endpoint_servers_reject_sim_models_that_do_not_match_the_endpoints() -> None:
+    from pipeline.carrier.sim_model import carrier_sim_models
+    from pipeline.sweep.run import prepare
+    from pipeline.sweep.servers import EndpointServers
+
+    p = prepare(["+panel=sim", "sim.configs=2", "arms=[j]", "out_dir=/nonexistent-test-only"])
+    endpoints = [inc.endpoint for inc in p.resolution.included]
+    logs = Path("/nonexistent")
+    with pytest.raises(ValueError, match="one sim model per endpoint"):
+        EndpointServers("sim", endpoints, p.cfg, logs, sim_models=[MODEL])
+    swapped = carrier_sim_models([(ep.config_id, ep.model) for ep in reversed(endpoints)], (), 7)
+    with pytest.raises(ValueError, match="in the place of"):
+        EndpointServers("sim", endpoints, p.cfg, logs, sim_models=swapped)

@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 from pipeline.carrier.fixture import generate
+from pipeline.carrier.sim_model import CarrierSimModel, profiles_for
 from pipeline.chat.errors import InfrastructureFault, MalformedEnvelope, TimeoutFault
 from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import load
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.client import DEFAULT_MAX_BODY_BYTES, open_client
 from pipeline.endpoints.sim import SimServer
-from pipeline.endpoints.sim_model import profiles_for
 from tests.reliability.conftest import SWEEP_TIMEOUT_S
 from tests.reliability.harness import SweepHarness
 from tests.reliability.servers import HOSTILE_KINDS, HUGE_BYTES, HostileServer, LoopThread
@@ -137,7 +137,7 @@ def test_sweep_against_a_hostile_endpoint_completes_without_hanging(
     fixture = generate(cfg.scenario, cfg.fixture_seed)
     profile = profiles_for(1, cfg.sim.seed)[0]
     backend_loop = LoopThread()
-    backend = SimServer(profile, fixture.planted)
+    backend = SimServer(CarrierSimModel(profile, tuple(fixture.planted)))
     hostile = HostileServer(SWEEP_CYCLE, backend_loop.call(backend.start()))
     hostile.start()
     try:

@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 from pipeline.carrier.fixture import fixture_json, generate
+from pipeline.carrier.sim_model import CarrierSimModel, profiles_for
 from pipeline.chat.errors import RequestRejected
 from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import load
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.client import open_client
 from pipeline.endpoints.sim import SimOptions, SimServer
-from pipeline.endpoints.sim_model import profiles_for
-from pipeline.sweep.plan import TrajectorySpec
+from pipeline.study import UnitSpec
 from pipeline.sweep.probing import probe_worker
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
 from tests.reliability.conftest import SWEEP_TIMEOUT_S
@@ -78,7 +78,7 @@ def test_sweep_sends_the_key_as_bearer_and_writes_it_nowhere(tmp_path: Path) -> 
 async def test_rejected_key_never_appears_in_the_exception_shown_to_the_user() -> None:
     right, wrong = fresh_key(), fresh_key()
     profile = profiles_for(1, 7)[0]
-    server = SimServer(profile, (), SimOptions(api_key=right))
+    server = SimServer(CarrierSimModel(profile), SimOptions(api_key=right))
     url = await server.start()
     try:
         endpoint = EndpointConfig(profile.config_id, profile.served_model, "sim", base_url=url)
@@ -107,7 +107,8 @@ async def test_wrong_key_leaves_no_trace_in_rows_or_probe_verdicts(
     cfg = load(["+panel=sim", "arms=[j]"])
     fixture = generate(cfg.scenario, cfg.fixture_seed)
     profile = profiles_for(1, 7)[0]
-    server = SimServer(profile, fixture.planted, SimOptions(api_key=right))
+    model = CarrierSimModel(profile, tuple(fixture.planted))
+    server = SimServer(model, SimOptions(api_key=right))
     url = await server.start()
     endpoint = EndpointConfig(
         profile.config_id, profile.served_model, "sim", base_url=url, api_key_env=KEY_VAR
@@ -126,7 +127,7 @@ async def test_wrong_key_leaves_no_trace_in_rows_or_probe_verdicts(
         timeouts=TIMEOUTS,
     )
     core = EndpointWorkerCore(settings)
-    spec = TrajectorySpec("run", endpoint.config_id, endpoint.model, "sim", "j", 0, 0, 0)
+    spec = UnitSpec("run", endpoint.config_id, endpoint.model, "sim", "j", 0, 0, 0)
     try:
         verdicts = await probe_worker(core, ["plain", "schema", "context_length"], 4096)
         records = await core.run(spec)

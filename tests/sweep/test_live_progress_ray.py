@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.study import UnitSpec
 from pipeline.sweep import actors
-from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.progress import LiveCounts
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -39,7 +39,11 @@ def test_live_counters_reach_the_driver_before_the_trajectory_returns(
     endpoints = [inc.endpoint for inc in p.resolution.included]
     ray_tmp = tempfile.mkdtemp(prefix="fsl", dir="/tmp")  # short: Ray's unix sockets go there
     assert not ray.is_initialized()
-    servers = EndpointServers("sim", endpoints, p.cfg, p.fixture, tmp_path, sim_servers="thread")
+    pairs = [(ep.config_id, ep.model) for ep in endpoints]
+    models = p.study.sim_models(pairs, p.cfg.sim.seed)
+    servers = EndpointServers(
+        "sim", endpoints, p.cfg, tmp_path, sim_models=models, sim_servers="thread"
+    )
     with servers:
         dates = publication_dates(p.resolution)
         settings = {ep.config_id: worker_settings(p, ep, dates) for ep in servers.endpoints}
@@ -48,7 +52,7 @@ def test_live_counters_reach_the_driver_before_the_trajectory_returns(
         try:
             workers = actors.start_workers(settings, 1)
             dispatcher = actors.RayDispatcher(workers, {config_id: 2})
-            spec = TrajectorySpec("run", config_id, "m", "f", "q", 0, 0, 0)
+            spec = UnitSpec("run", config_id, "m", "f", "q", 0, 0, 0)
             dispatcher.submit(spec)
             seen: list[LiveCounts] = []
             completions = []

@@ -12,7 +12,7 @@ from pipeline.carrier.prompts import (
     fold_message,
     recall_message,
 )
-from pipeline.endpoints.sim_model import (
+from pipeline.carrier.sim_model import (
     STOCK_UUID,
     SimFact,
     SimProfile,
