@@ -1,0 +1,130 @@
+"""A toy second study, only in the tests: each unit sends one request and records the echo.
+
+It exists to prove the study seam: it runs through `pipeline sweep` with its own row column and
+its own table (`echoes`), and nothing under pipeline/sweep or pipeline/store names it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.chat.errors import EndpointError, InfrastructureFault
+from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest
+from pipeline.config.strict import ConfigError
+from pipeline.simulated import SimBehaviour, SimReply
+from pipeline.study import (
+    Column,
+    ProbePlan,
+    StudyInputs,
+    TableSpec,
+    UnitContext,
+    UnitOutcome,
+    UnitResult,
+    UnitSpec,
+)
+
+ECHOES = TableSpec("echoes", (Column("sent", "string"), Column("echoed", "string")))
+ROW_COLUMNS = (Column("echo_matches", "bool"),)
+PREFIX = "echo: "
+
+
+@dataclass(frozen=True)
+class EchoSim:
+    """The simulated model: answers with the last user message."""
+
+    config_id: str
+    served_model: str
+
+    def reply(
+        self, request_body: Mapping[str, Any], seed: int, *, model_fault_rate: float = 0.0
+    ) -> SimReply:
+        text = str(request_body["messages"][-1]["content"])
+        return SimReply(text, "stop", len(text) // 4 + 1, len(text) // 4 + 1, "other")
+
+
+class EchoRunner:
+    steps_per_unit = 1
+    step_purpose = "echo"
+
+    async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
+        sent = f"{PREFIX}{spec.row_id}"
+        request = ChatRequest(
+            (ChatMessage("user", sent),), max_tokens=64, seed=context.seed, purpose="echo"
+        )
+        try:
+            response = await client.complete(request)
+        except InfrastructureFault as exc:
+            outcome = UnitOutcome(False, "infrastructure:echo", True, 1, error_detail=str(exc))
+            return UnitResult(outcome, {"echo_matches": None})
+        except EndpointError as exc:
+            outcome = UnitOutcome(False, "rejected:echo", False, 1, error_detail=str(exc))
+            return UnitResult(outcome, {"echo_matches": None})
+        usage = response.usage
+        outcome = UnitOutcome(
+            valid=True,
+            requests=1,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=response.cost_usd,
+            simulated=response.simulated,
+        )
+        row = {"echo_matches": response.text == sent}
+        return UnitResult(outcome, row, {"echoes": [{"sent": sent, "echoed": response.text}]})
+
+
+@dataclass(frozen=True)
+class EchoStudy:
+    arm_names: tuple[str, ...]
+    name: str = "echo"
+
+    @property
+    def inputs(self) -> StudyInputs:
+        return StudyInputs(label="echo")
+
+    def arms(self) -> Sequence[str]:
+        return self.arm_names
+
+    def probe_plan(self) -> ProbePlan:
+        return ProbePlan({arm: frozenset({"plain"}) for arm in self.arm_names}, 256)
+
+    def runner(self) -> EchoRunner:
+        return EchoRunner()
+
+    def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
+        outcome = UnitOutcome(False, "infrastructure:worker_lost", True, error_detail=detail)
+        return UnitResult(outcome, {"echo_matches": None})
+
+    def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
+        return [EchoSim(config_id, model) for config_id, model in endpoints]
+
+
+@dataclass(frozen=True)
+class EchoDefinition:
+    name: str = "echo"
+    row_columns: tuple[Column, ...] = ROW_COLUMNS
+    tables: tuple[TableSpec, ...] = (ECHOES,)
+
+    def configure(self, node: Mapping[str, Any]) -> EchoStudy:
+        unknown = sorted(set(node) - {"name", "arms"})
+        if unknown:
+            raise ConfigError(f"unknown config key study.{unknown[0]}; valid: arms, name")
+        return EchoStudy(tuple(node.get("arms", ("a", "b"))))
+
+    def analyze(self, run_dir: Path, analysis: Any) -> Path:
+        from pipeline import studies
+        from pipeline.store.reader import read_table
+
+        rows = read_table(run_dir, "rows", studies.layout(self))
+        echoes = read_table(run_dir, "echoes", studies.layout(self))
+        out = run_dir / "analysis" / "report.md"
+        out.parent.mkdir(exist_ok=True)
+        summary = {"rows": rows.num_rows, "echoes": echoes.num_rows}
+        out.write_text(f"# echo study\n\n{json.dumps(summary)}\n", encoding="utf-8")
+        return out
+
+    def nothing_ran_cause(self, run_dir: Path) -> str:
+        return "no echo unit ran"
