@@ -76,6 +76,6 @@ def test_unknown_key_in_the_toy_study_node_is_refused_before_anything_starts(
     from pipeline.config.strict import ConfigError
     from pipeline.sweep.execute import execute_sweep
 
-    with pytest.raises(ConfigError, match="study.colour"):
+    with pytest.raises(ConfigError, match=r"study\.colour"):
         execute_sweep(["+panel=sim", "+study.colour=red", f"out_dir={tmp_path / 'runs'}"])
     assert not (tmp_path / "runs").exists()
