@@ -76,7 +76,7 @@ BASE_SWEEP = (
     "sim.stall_s=0.05",  # an injected `timeout` stalls 50 ms, then 504
     "sim.seed=7",
     "seed=166",
-    "fixture_seed=1",
+    "study.fixture_seed=1",
     "retry.initial_wait_s=0.01",
     "retry.max_wait_s=0.05",
 )
