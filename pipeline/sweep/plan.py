@@ -1,9 +1,12 @@
 """The sweep plan: one UnitSpec per (configuration, arm, execution group, repeat).
 
 Decisions the paper leaves open:
-- Repeats are numbered ``0..repeats-1``. Repeat ``r`` of every configuration runs the arms in
-  the order of schedule row ``r mod len(rows)``; ``schedule_position`` is the arm's place in
-  that order (0 first). Schedule item ``i`` is ``arms[i]`` in the order the config lists them.
+- Repeats are numbered ``0..repeats-1``. Repeat ``r`` of configuration ``i`` (0-based, in panel
+  order) runs the arms in the order of schedule row ``(i * repeats + r) mod L``, L the cycle
+  length (``schedules.rows_for``): the configurations' blocks of rows tile the cycle, so the
+  panel balances positions and first-order carryover even when one configuration's repeats do
+  not close (beyond the paper; docs/protocol.md). ``schedule_position`` is the arm's place in
+  that order (0 first). Schedule item ``i`` is ``arms[i]`` in the order the study lists them.
 - One sweep is one execution group (``execution_group`` from config); pairs never cross groups.
 - ``row_id`` is ``f"{config_id}/{arm}/g{execution_group}/r{repeat}/a{attempt}"``: readable,
   deterministic and unique per attempt. It is an identifier, never parsed (a config_id may
@@ -22,7 +25,7 @@ import pyarrow as pa
 
 from pipeline.store.schemas import PLAN
 from pipeline.study import UnitSpec
-from pipeline.sweep.schedules import schedule_rows
+from pipeline.sweep.schedules import rows_for
 
 
 class PlannedConfig(NamedTuple):
@@ -52,11 +55,11 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
         raise ValueError("a plan needs at least one arm")
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    rows = schedule_rows(schedule, len(arms))
     specs = []
-    for config in map(PlannedConfig._make, configs):
+    for index, config in enumerate(map(PlannedConfig._make, configs)):
+        rows = rows_for(schedule, len(arms), repeats, index)
         for repeat in range(repeats):
-            for position, arm_index in enumerate(rows[repeat % len(rows)]):
+            for position, arm_index in enumerate(rows[repeat]):
                 specs.append(
                     UnitSpec(
                         run_id=run_id,
