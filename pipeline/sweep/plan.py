@@ -13,7 +13,8 @@ Decisions the paper leaves open:
   itself contain ``/``); join on the key columns instead.
 - The plan is written once, before any dispatch; its ``status`` is ``pending`` or ``not_run``
   (with ``not_run_reason``, e.g. a probe exclusion). Outcomes live in rows/, and the manifest
-  counts them (``done`` is reserved for tools that rewrite a plan after the fact).
+  counts them; the session's close writes ``done`` back for final keys in one atomic replace
+  (pipeline/sweep/session.py).
 """
 
 from __future__ import annotations
