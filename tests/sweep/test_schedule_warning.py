@@ -1,0 +1,22 @@
+"""The sweep names the repeat count that would close its schedule, and records the closure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.sweep.run import new_manifest, prepare, prepare_run_dir, schedule_closure
+
+
+def test_unclosed_default_style_schedule_warns_with_the_closing_repeats(tmp_path: Path) -> None:
+    p = prepare(["+panel=sim", "arms=[j,q,m]", "repeats=2", f"out_dir={tmp_path}"])
+    warning = schedule_closure(p).warning()
+    assert warning is not None
+    assert "3 arms" in warning and "2 repeats" in warning and "repeats=6" in warning
+
+
+def test_closed_schedule_gives_no_warning_and_the_manifest_records_it(tmp_path: Path) -> None:
+    p = prepare(["+panel=sim", "arms=[j,q]", "repeats=2", f"out_dir={tmp_path}"])
+    assert schedule_closure(p).warning() is None
+    prepare_run_dir(p)
+    (record,) = new_manifest(p).extra["schedule"]
+    assert record["closes"] is True and record["cycle_length"] == 2
