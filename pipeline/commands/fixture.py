@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def load_scenario(name: str) -> ScenarioConfig:
     """The typed scenario NAME from conf/scenario (ConfigError names the available ones)."""
-    data = compose_dict([f"scenario={name}"])["scenario"]
+    data = compose_dict([f"scenario={name}"])["study"]["scenario"]
     return build(ScenarioConfig, data, "scenario")
 
 
