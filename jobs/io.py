@@ -1,11 +1,15 @@
-"""The only place the jobs touch the disk: lazy scans of a run directory and atomic writes.
+"""The only place the jobs touch the disk: reads through `pipeline.store`, atomic writes.
 
 Decisions:
-- A table is every `RUN_DIR/TABLE/*.parquet` part, scanned lazily in name order. A missing
-  table directory, or one without parts, is "absent" (None); only `rows/` is required.
-- Jobs ask for the columns they need with analysis dtypes (integers widened to Int64);
-  parts that lack a column get it as nulls, and extra columns are ignored, so synthetic and
-  older run directories load. A part that lacks a *required* column is a UserError.
+- Run tables are read only through the store (`part_paths`, `scan`, `read_plan`,
+  `load_manifest`), so the jobs see exactly what the sweep committed: a killed writer's
+  `.tmp-*` parts are never read, every part's footer is checked (a torn or foreign part is the
+  store's RunDirError naming the file and the fix), and the store's schemas are the one source
+  of column types. A table without committed parts is "absent" (None).
+- Jobs name the columns they need and only widen them to analysis dtypes (integers to Int64,
+  jobs/carrier/columns.py) after the scan.
+- The analysis settings of a run are its manifest's `config.analysis`, read through the config
+  schema (`config_from_manifest`); a run without a manifest gets the defaults.
 - Outputs go to a temporary name in the same directory and are renamed into place, so a
   killed analysis never leaves a torn file.
 """
@@ -20,14 +24,12 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from pipeline.usererror import UserError
+from pipeline.config.load import config_from_manifest
+from pipeline.config.schema import AnalysisConfig
+from pipeline.store import Layout, RunDirError, load_manifest, part_paths, read_plan, scan
+from pipeline.store.reader import MANIFEST_FILE
 
-TABLE_NAMES = ("rows", "checks", "folds", "events")
 ANALYSIS_DIR = "analysis"
-
-
-class RunDirError(UserError):
-    """The run directory is missing, or its tables cannot serve the analysis."""
 
 
 class SavableFigure(Protocol):
@@ -40,68 +42,47 @@ def require_run_dir(run_dir: Path) -> Path:
     return run_dir
 
 
-def table_parts(run_dir: Path, table: str) -> list[Path]:
-    directory = run_dir / table
-    return sorted(directory.glob("*.parquet")) if directory.is_dir() else []
-
-
-def _check_required(parts: Sequence[Path], table: str, required: Sequence[str]) -> None:
-    for part in parts:
-        present = set(pl.read_parquet_schema(part))
-        missing = [column for column in required if column not in present]
-        if missing:
-            raise RunDirError(f"{table} part {part.name} lacks required columns: {missing}")
+def widen(frame: pl.LazyFrame, columns: Mapping[str, pl.DataType]) -> pl.LazyFrame:
+    """Exactly `columns` of `frame`, cast to the analysis dtypes."""
+    return frame.select(pl.col(name).cast(dtype) for name, dtype in columns.items())
 
 
 def scan_table(
-    run_dir: Path,
-    table: str,
-    columns: Mapping[str, pl.DataType],
-    *,
-    required: Sequence[str] = (),
+    run_dir: Path, table: str, columns: Mapping[str, pl.DataType], layout: Layout
 ) -> pl.LazyFrame | None:
-    """Lazy scan of a run table with exactly `columns` (absent ones as nulls); None if absent."""
-    parts = table_parts(run_dir, table)
-    if not parts:
+    """Lazy scan of a run table's committed parts with `columns` widened; None if absent."""
+    if not part_paths(run_dir, table, layout):
         return None
-    _check_required(parts, table, required)
-    return _scan_parts(parts, columns)
+    return widen(scan(run_dir, table, layout), columns)
+
+
+def plan_table(run_dir: Path) -> pl.DataFrame | None:
+    """RUN_DIR/plan.parquet as stored, or None when the run has no plan."""
+    plan = read_plan(run_dir)
+    if plan is None:
+        return None
+    frame = pl.from_arrow(plan)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
 
 
 def scan_plan(run_dir: Path, columns: Mapping[str, pl.DataType]) -> pl.LazyFrame | None:
-    path = run_dir / "plan.parquet"
-    return _scan_parts([path], columns) if path.is_file() else None
-
-
-def _scan_parts(parts: Sequence[Path], columns: Mapping[str, pl.DataType]) -> pl.LazyFrame:
-    return pl.scan_parquet(
-        list(parts),
-        schema=dict(columns),
-        missing_columns="insert",
-        extra_columns="ignore",
-        cast_options=pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast"),
-    )
-
-
-def scan_raw(run_dir: Path) -> dict[str, pl.LazyFrame]:
-    """Every present table as stored (for ad-hoc SQL): rows, checks, folds, events, plan."""
-    frames: dict[str, pl.LazyFrame] = {}
-    for table in TABLE_NAMES:
-        parts = table_parts(run_dir, table)
-        if parts:
-            frames[table] = pl.scan_parquet(parts, missing_columns="insert", extra_columns="ignore")
-    plan = run_dir / "plan.parquet"
-    if plan.is_file():
-        frames["plan"] = pl.scan_parquet(plan)
-    return frames
+    plan = plan_table(run_dir)
+    return None if plan is None else widen(plan.lazy(), columns)
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:
-    path = run_dir / "manifest.json"
-    if not path.is_file():
+    """The run's manifest (validated by the store) as JSON; None when the run has none."""
+    if not (run_dir / MANIFEST_FILE).is_file():
         return None
-    loaded = json.loads(path.read_text(encoding="utf-8"))
-    return loaded if isinstance(loaded, dict) else None
+    return load_manifest(run_dir).to_json()
+
+
+def manifest_analysis(run_dir: Path) -> AnalysisConfig:
+    """The run's `config.analysis` (contrasts, bootstrap); the defaults without a manifest."""
+    if not (run_dir / MANIFEST_FILE).is_file():
+        return AnalysisConfig()
+    return config_from_manifest(load_manifest(run_dir).config).analysis
 
 
 def analysis_dir(run_dir: Path) -> Path:
@@ -159,6 +140,7 @@ def remove_stale_contrast_outputs(out: Path, keep: Sequence[str]) -> None:
                 path.unlink()
 
 
+# The jobs' own outputs (RUN_DIR/analysis/), read back by the report; not run tables.
 def read_parquet(path: Path) -> pl.DataFrame | None:
     return pl.read_parquet(path) if path.is_file() else None
 

@@ -218,6 +218,14 @@ class StudyDefinition(Protocol):
         """
         ...
 
+    def report(self, run_dir: Path) -> Path:
+        """The run's report, from its analysis outputs; returns its path.
+
+        Analyzes first (with the manifest's analysis settings) only when those outputs are
+        missing, so `report` after `analyze` or a sweep draws without recomputing.
+        """
+        ...
+
     def nothing_ran_cause(self, run_dir: Path) -> str:
         """One line naming why a run has no attempt at all."""
         ...

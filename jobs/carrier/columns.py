@@ -1,20 +1,16 @@
 """The columns each analysis reads, with analysis dtypes (integers widened to Int64).
 
-Only `rows` is required; among its columns, REQUIRED_ROW_COLUMNS must exist in every part.
-Everything else is inserted as nulls when a (synthetic or older) part lacks it.
+The store's schemas (pipeline.store, the carrier's layout) say what a run's tables hold; these
+only name the columns the jobs use and widen them after the scan (jobs.io.widen). Only `rows`
+is required; an absent `checks` table or plan is handled by each job.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-TRAJECTORY = ("config_id", "arm", "execution_group", "repeat")
-"""A trajectory; its outcome is its final (highest) attempt."""
-
 BLOCK = ("config_id", "execution_group", "repeat")
-"""A paired block: a trajectory without its arm."""
-
-REQUIRED_ROW_COLUMNS = ("config_id", "arm", "execution_group", "repeat", "valid", "recall")
+"""A paired block: a trajectory (pipeline.store.final.KEY) without its arm."""
 
 ROW_COLUMNS: dict[str, pl.DataType] = {
     "row_id": pl.String(),

@@ -238,7 +238,7 @@ def render(
 
 def read_inputs(run_dir: Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The manifest (JSON) and the plan's records of a run directory."""
-    plan = io.read_parquet(run_dir / "plan.parquet")
+    plan = io.plan_table(run_dir)
     return io.read_manifest(run_dir), plan.to_dicts() if plan is not None else []
 
 

@@ -17,8 +17,6 @@ from jobs.carrier.columns import BLOCK
 from jobs.carrier.recall import config_labels
 from pipeline.usererror import UserError
 
-DEFAULT_CONTRASTS = ("q_vs_j", "m_vs_q", "t_vs_j", "u_vs_m", "o_vs_m", "x_vs_m")
-
 
 class ContrastError(UserError):
     """A contrast name that is not of the form `<b>_vs_<a>`."""

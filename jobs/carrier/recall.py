@@ -1,11 +1,11 @@
-"""Final attempts and the recall table per (config, arm).
+"""The recall table per (config, arm), over the final attempts.
 
 Decisions:
-- A trajectory's outcome is its highest `attempt` (null attempt counts as 0). Should two rows
-  share the highest attempt (the sweep never writes that), the one with the largest `row_id`
-  is kept, so the choice is deterministic. Earlier attempts are neither outcomes nor missing.
-- A null `valid` is treated as invalid; a null `invalid_reason` on an invalid row is
-  reported as `unspecified`.
+- A trajectory's outcome is its final attempt, by the store's one rule
+  (`pipeline.store.final_rows`: the highest `attempt`; a duplicated attempt or a row without
+  a validity verdict is a RunDirError, never a tie to break). Earlier attempts are neither
+  outcomes nor missing.
+- A null `invalid_reason` on an invalid row is reported as `unspecified`.
 - Every recall-table statistic except the final/invalid counts is over valid final rows.
 """
 
@@ -13,22 +13,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from jobs.carrier.columns import FULL_RECALL, HALF_RECALL, TRAJECTORY
+from jobs.carrier.columns import FULL_RECALL, HALF_RECALL
 
 UNSPECIFIED_REASON = "unspecified"
-
-
-def final_attempts(rows: pl.LazyFrame) -> pl.LazyFrame:
-    """One row per trajectory: its final attempt, with `valid` and `attempt` made non-null."""
-    return (
-        rows.with_columns(
-            pl.col("attempt").fill_null(0),
-            pl.col("valid").fill_null(value=False),
-        )
-        .filter(pl.col("attempt") == pl.col("attempt").max().over(TRAJECTORY))
-        .sort("row_id", nulls_last=False)
-        .unique(subset=list(TRAJECTORY), keep="last", maintain_order=False)
-    )
 
 
 def config_labels(final: pl.LazyFrame) -> pl.LazyFrame:

@@ -1,11 +1,11 @@
 """report.md and its PNG figures, built from the outputs in RUN_DIR/analysis/.
 
-`render_report` reads what `analyze` wrote (summary.json first); `write_report` runs the
-analysis first when it has not been run, and writes the nothing-ran report
+`render_report` reads what `jobs.carrier.run_all.analyze` wrote (summary.json first) and
+never analyzes. `write_report` (the `report` command) runs the analysis first only when its
+outputs are missing (with the manifest's settings), and writes the nothing-ran report
 (jobs/carrier/nothing_ran.py) for a sweep's run directory (it has a manifest) without a
-single row. The first line is
-`SIMULATED ...` when any row of the run is simulated, and every figure of such a run carries a
-SIMULATED mark.
+single row. The first line is `SIMULATED ...` when any row of the run is simulated, and every
+figure of such a run carries a SIMULATED mark.
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ import polars as pl
 
 from jobs import io
 from jobs.carrier import report_sections as sections
+from jobs.carrier import run_all
+from jobs.carrier.run_all import SUMMARY_FILE
+from pipeline.store import Layout, RunDirError, part_paths
+from pipeline.store.reader import MANIFEST_FILE
 
-SUMMARY_FILE = "summary.json"
 REPORT_FILE = "report.md"
 
 
@@ -77,10 +80,10 @@ def render_report(run_dir: Path) -> Path:
     out = io.analysis_dir(io.require_run_dir(run_dir))
     summary: dict[str, Any] | None = io.read_json(out / SUMMARY_FILE)
     if summary is None:
-        raise io.RunDirError(f"{out} has no {SUMMARY_FILE}; run `python -m pipeline analyze` first")
+        raise RunDirError(f"{out} has no {SUMMARY_FILE}; run `python -m pipeline analyze` first")
     recall = io.read_parquet(out / "recall_by_config_arm.parquet")
     if recall is None:
-        raise io.RunDirError(f"{out} lacks recall_by_config_arm.parquet; re-run analyze")
+        raise RunDirError(f"{out} lacks recall_by_config_arm.parquet; re-run analyze")
     from jobs.carrier import figures  # matplotlib loads only when a report is drawn
 
     manifest = io.read_manifest(run_dir)
@@ -114,18 +117,14 @@ def render_report(run_dir: Path) -> Path:
     return io.write_text("\n".join(lines) + "\n", out / REPORT_FILE)
 
 
-def write_report(run_dir: Path) -> Path:
-    """report.md for a run directory, running the analysis first if it has not been run."""
+def write_report(run_dir: Path, *, layout: Layout | None = None) -> Path:
+    """report.md for a run directory, analyzing it first only if it has not been analyzed."""
     run_dir = io.require_run_dir(Path(run_dir))
-    if not io.table_parts(run_dir, "rows") and (run_dir / "manifest.json").is_file():
+    layout = layout or run_all.carrier_layout()
+    if not part_paths(run_dir, "rows", layout) and (run_dir / MANIFEST_FILE).is_file():
         from jobs.carrier.nothing_ran import write_nothing_ran_report
 
         return write_nothing_ran_report(run_dir)
-    if (io.analysis_dir(run_dir) / SUMMARY_FILE).is_file():
-        return render_report(run_dir)
-    # Imported here: run_all imports this module to render the report after analyzing.
-    from jobs.carrier.run_all import analyze
-
-    report = analyze(run_dir).report
-    assert report is not None  # analyze always renders the report
-    return report
+    if not (io.analysis_dir(run_dir) / SUMMARY_FILE).is_file():
+        run_all.analyze(run_dir, layout=layout)
+    return render_report(run_dir)

@@ -1,18 +1,17 @@
-"""Runs every carrier job on a run directory and writes RUN_DIR/analysis/.
+"""Runs every carrier job on a run directory and writes RUN_DIR/analysis/ and summary.json.
 
 The final attempts are computed once and shared; checks are folded to one row per graded row
-once. Contrasts come from the argument, else the manifest's config.analysis.contrasts, else
-the defaults; a contrast whose arm has no rows is skipped and recorded in summary.json (the
-report says so).
+once. The settings (contrasts, bootstrap) are the `AnalysisConfig` given, else the run
+manifest's `config.analysis` (jobs.io.manifest_analysis); a contrast whose arm has no rows is
+skipped and recorded in summary.json (the report says so). The report is not drawn here:
+`jobs.carrier.report` renders it from these outputs, once (the carrier's StudyDefinition
+runs one, then the other).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
@@ -31,8 +30,11 @@ from jobs.carrier import (
     thresholds,
 )
 from jobs.carrier import recall as recall_job
-from jobs.carrier import report as report_job
-from jobs.carrier.columns import CHECK_COLUMNS, PLAN_COLUMNS, REQUIRED_ROW_COLUMNS, ROW_COLUMNS
+from jobs.carrier.columns import CHECK_COLUMNS, PLAN_COLUMNS, ROW_COLUMNS
+from pipeline.config.schema import AnalysisConfig
+from pipeline.store import Layout, RunDirError, final_rows, part_paths
+
+SUMMARY_FILE = "summary.json"
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,6 @@ class AnalysisSummary:
     bootstrap_seed: int
     bootstrap_resamples: int
     outputs: tuple[str, ...] = field(default=())
-    report: Path | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -72,22 +73,18 @@ class AnalysisSummary:
         }
 
 
-def contrasts_from_manifest(manifest: dict[str, Any] | None) -> tuple[str, ...] | None:
-    """config.analysis.contrasts of a manifest, if it records them."""
-    config = (manifest or {}).get("config")
-    analysis = config.get("analysis") if isinstance(config, dict) else None
-    names = analysis.get("contrasts") if isinstance(analysis, dict) else None
-    if isinstance(names, list) and all(isinstance(n, str) for n in names):
-        return tuple(names)
-    return None
+def carrier_layout() -> Layout:
+    """The carrier study's run-directory layout (the tables these jobs read)."""
+    from pipeline import studies
+
+    return studies.layout(studies.definition("carrier"))
 
 
-def _load_final(run_dir: Path) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    rows = io.scan_table(run_dir, "rows", ROW_COLUMNS, required=REQUIRED_ROW_COLUMNS)
+def _load_final(run_dir: Path, layout: Layout) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    rows = io.scan_table(run_dir, "rows", ROW_COLUMNS, layout)
     if rows is None:
-        raise io.RunDirError(f"{run_dir} has no rows/ parts: nothing to analyze")
-    final = recall_job.final_attempts(rows).collect().lazy()
-    return rows, final
+        raise RunDirError(f"{run_dir} has no rows/ parts: nothing to analyze")
+    return rows, final_rows(rows).lazy()
 
 
 @dataclass(frozen=True)
@@ -141,26 +138,27 @@ def _run_check_jobs(final: pl.LazyFrame, checks: pl.LazyFrame | None, out: Path)
     ]
 
 
-def _absent_inputs(run_dir: Path) -> tuple[str, ...]:
-    absent = [t for t in ("checks", "folds", "events") if not io.table_parts(run_dir, t)]
+def _absent_inputs(run_dir: Path, layout: Layout) -> tuple[str, ...]:
+    absent = [t for t in layout.tables if t != "rows" and not part_paths(run_dir, t, layout)]
     absent += [name for name in ("plan.parquet", "manifest.json") if not (run_dir / name).is_file()]
     return tuple(absent)
 
 
 def analyze(
-    run_dir: Path,
-    *,
-    contrasts: Sequence[str] | None = None,
-    bootstrap_seed: int = 166,
-    bootstrap_resamples: int = 10_000,
+    run_dir: Path, analysis: AnalysisConfig | None = None, *, layout: Layout | None = None
 ) -> AnalysisSummary:
-    """Every job, then the report. Returns what was run, skipped and written."""
+    """Every job; writes the outputs and summary.json. Returns what was run, skipped, written.
+
+    `analysis` None: the manifest's settings (the defaults for a run without a manifest).
+    `layout` None: the carrier's. A run without rows is a RunDirError.
+    """
     run_dir = io.require_run_dir(Path(run_dir))
-    names = tuple(
-        contrasts or contrasts_from_manifest(io.read_manifest(run_dir)) or paired.DEFAULT_CONTRASTS
-    )
-    parsed = [paired.parse_contrast(name) for name in names]
-    rows, final = _load_final(run_dir)
+    layout = layout or carrier_layout()
+    analysis = analysis or io.manifest_analysis(run_dir)
+    bootstrap_seed = analysis.bootstrap.seed
+    bootstrap_resamples = analysis.bootstrap.resamples
+    parsed = [paired.parse_contrast(name) for name in analysis.contrasts]
+    rows, final = _load_final(run_dir, layout)
     out = io.analysis_dir(run_dir)
     written = [
         io.write_parquet(
@@ -197,7 +195,8 @@ def analyze(
     written.append(io.write_parquet(fill_all, out / "fill.parquet"))
     written.append(io.write_json(fill_json, out / "fill.json"))
     written.append(io.write_json(headings.headings_summary(final), out / "headings.json"))
-    written += _run_check_jobs(final, io.scan_table(run_dir, "checks", CHECK_COLUMNS), out)
+    checks = io.scan_table(run_dir, "checks", CHECK_COLUMNS, layout)
+    written += _run_check_jobs(final, checks, out)
     io.remove_stale_contrast_outputs(out, keep=run)
 
     counts = final.select(pl.len().alias("final"), pl.col("valid").sum().alias("valid")).collect()
@@ -210,11 +209,10 @@ def analyze(
         valid_rows=int(counts.item(0, "valid")),
         contrasts=tuple(run),
         skipped=tuple(skipped),
-        absent_tables=_absent_inputs(run_dir),
+        absent_tables=_absent_inputs(run_dir, layout),
         bootstrap_seed=bootstrap_seed,
         bootstrap_resamples=bootstrap_resamples,
         outputs=tuple(path.name for path in written),
     )
-    io.write_json(result.to_json(), out / report_job.SUMMARY_FILE)
-    report_path = report_job.render_report(run_dir)
-    return dataclasses.replace(result, report=report_path)
+    io.write_json(result.to_json(), out / SUMMARY_FILE)
+    return result

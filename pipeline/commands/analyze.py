@@ -1,65 +1,71 @@
 """`python -m pipeline analyze RUN_DIR [--contrasts q_vs_j,m_vs_q] [--bootstrap-seed N]
-[--bootstrap-resamples N]`: runs every analysis job and writes RUN_DIR/analysis/ + report.md.
+[--bootstrap-resamples N]`: runs the run's study analysis and writes RUN_DIR/analysis/ + report.md.
 
-Contrasts and bootstrap settings default to the run's manifest (config.analysis), then to
-the built-in defaults (seed 166, 10,000 resamples).
+The study is the one the run's manifest names (pipeline.studies.of_run). Contrasts and
+bootstrap settings are the manifest's `config.analysis` (read through the config schema), each
+overridden by its flag.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
-from typing import Any
 
 from pipeline.commands.args import CommandParser
+from pipeline.config.schema import AnalysisConfig
 from pipeline.usererror import UserError
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = CommandParser("analyze", description=__doc__.splitlines()[0])
-    parser.add_argument("run_dir", type=Path, help="a run directory with rows/ parts")
+    parser.add_argument("run_dir", type=Path, help="a sweep's run directory")
     parser.add_argument("--contrasts", help="comma-separated <b>_vs_<a> names")
-    parser.add_argument("--bootstrap-seed", type=int, help="bootstrap seed (default 166)")
-    parser.add_argument("--bootstrap-resamples", type=int, help="resamples (default 10000)")
+    parser.add_argument("--bootstrap-seed", type=int, help="bootstrap seed (default: manifest)")
+    parser.add_argument("--bootstrap-resamples", type=int, help="resamples (default: manifest)")
     return parser
 
 
-def manifest_bootstrap(manifest: dict[str, Any] | None) -> tuple[int, int]:
-    """(seed, resamples) from config.analysis.bootstrap of a manifest, else the defaults."""
-    config = (manifest or {}).get("config")
-    analysis = config.get("analysis") if isinstance(config, dict) else None
-    bootstrap = analysis.get("bootstrap") if isinstance(analysis, dict) else None
-    bootstrap = bootstrap if isinstance(bootstrap, dict) else {}
-    seed, resamples = bootstrap.get("seed", 166), bootstrap.get("resamples", 10_000)
-    return (
-        seed if isinstance(seed, int) else 166,
-        resamples if isinstance(resamples, int) else 10_000,
+def require_run_dir(run_dir: Path) -> Path:
+    """`run_dir` if it is a directory; a one-line RunDirError otherwise."""
+    from pipeline.store import RunDirError
+
+    if not run_dir.is_dir():
+        raise RunDirError(f"run directory not found: {run_dir}")
+    return run_dir
+
+
+def manifest_analysis(run_dir: Path) -> AnalysisConfig:
+    """The `analysis` section of the config the run was made with."""
+    from pipeline.config.load import config_from_manifest
+    from pipeline.store import load_manifest
+
+    return config_from_manifest(load_manifest(run_dir).config).analysis
+
+
+def with_flags(analysis: AnalysisConfig, args: argparse.Namespace) -> AnalysisConfig:
+    """`analysis` with each given flag in place of its setting."""
+    if args.bootstrap_resamples is not None and args.bootstrap_resamples < 1:
+        raise UserError("analyze: --bootstrap-resamples must be at least 1")
+    contrasts = tuple(c.strip() for c in (args.contrasts or "").split(",") if c.strip())
+    bootstrap = analysis.bootstrap
+    if args.bootstrap_seed is not None:
+        bootstrap = dataclasses.replace(bootstrap, seed=args.bootstrap_seed)
+    if args.bootstrap_resamples is not None:
+        bootstrap = dataclasses.replace(bootstrap, resamples=args.bootstrap_resamples)
+    return dataclasses.replace(
+        analysis, contrasts=contrasts or analysis.contrasts, bootstrap=bootstrap
     )
 
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from jobs import io
-    from jobs.carrier.run_all import analyze
+    from pipeline import studies
 
-    run_dir = io.require_run_dir(args.run_dir)
-    seed, resamples = manifest_bootstrap(io.read_manifest(run_dir))
-    if args.bootstrap_resamples is not None and args.bootstrap_resamples < 1:
-        raise UserError("analyze: --bootstrap-resamples must be at least 1")
-    contrasts = (
-        [c.strip() for c in args.contrasts.split(",") if c.strip()] if args.contrasts else None
-    )
-    summary = analyze(
-        run_dir,
-        contrasts=contrasts,
-        bootstrap_seed=seed if args.bootstrap_seed is None else args.bootstrap_seed,
-        bootstrap_resamples=resamples
-        if args.bootstrap_resamples is None
-        else args.bootstrap_resamples,
-    )
-    print(f"analysis: {summary.analysis_dir}")
-    print(f"contrasts: {', '.join(summary.contrasts) or 'none'}")
-    for skipped in summary.skipped:
-        print(f"skipped {skipped.contrast}: {skipped.reason}")
-    print(f"report: {summary.report}")
+    run_dir = require_run_dir(args.run_dir)
+    definition = studies.of_run(run_dir)
+    analysis = with_flags(manifest_analysis(run_dir), args)
+    report = definition.analyze(run_dir, analysis)
+    print(f"analysis: {report.parent}")
+    print(f"report: {report}")
     return 0

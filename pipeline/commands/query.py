@@ -1,7 +1,10 @@
 """`python -m pipeline query RUN_DIR "SQL" [--format table|csv|json]`: Polars SQL over a run.
 
-The run's tables are registered lazily as `rows`, `checks`, `folds`, `events` and `plan`
-(those present). Bad SQL, an unknown table or column is a one-line error.
+Every table of the run's layout (its study's, named by the manifest: `rows`, `events`, the
+study's own such as the carrier's `checks` and `folds`, and `plan`) is registered as a lazy
+scan through `pipeline.store`: committed parts only (never a killed writer's `.tmp-*`), every
+footer checked, a table without parts empty with its schema. Bad SQL, an unknown table or
+column is a one-line error.
 
 The query is read-only over those tables and nothing else: Polars SQL's table functions
 (`read_csv`, `read_parquet`, `read_ipc`, `read_json`, `read_ndjson`) would otherwise read any
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.commands.analyze import require_run_dir
 from pipeline.commands.args import CommandParser
 from pipeline.commands.query_guard import check_read_only
 from pipeline.usererror import UserError
@@ -27,19 +31,29 @@ from pipeline.usererror import UserError
 def _parser() -> argparse.ArgumentParser:
     parser = CommandParser("query", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a run directory")
-    parser.add_argument("sql", help="a Polars SQL query over rows, checks, folds, events, plan")
+    parser.add_argument("sql", help="a Polars SQL query over the run's tables (rows, plan, ...)")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
     return parser
 
 
-def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
-    """The query's result; UserError for a missing run dir, no tables, a query that reaches
-    beyond the run's tables (checked before anything runs), or a failing query."""
-    from jobs import io
+def run_tables(run_dir: Path) -> dict[str, pl.LazyFrame]:
+    """Every table of the run's layout, by name, as a lazy scan through the store."""
+    from pipeline import studies
+    from pipeline.store import read_plan, scan
 
-    frames = io.scan_raw(io.require_run_dir(run_dir))
-    if not frames:
-        raise UserError(f"{run_dir} has no tables (rows/, checks/, folds/, events/, plan.parquet)")
+    layout = studies.layout(studies.of_run(require_run_dir(run_dir)))
+    frames = {table: scan(run_dir, table, layout) for table in layout.tables}
+    stored = read_plan(run_dir)
+    plan = pl.from_arrow(layout.schema("plan").empty_table() if stored is None else stored)
+    assert isinstance(plan, pl.DataFrame)
+    frames["plan"] = plan.lazy()
+    return frames
+
+
+def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
+    """The query's result; UserError for a missing or corrupt run dir, a query that reaches
+    beyond the run's tables (checked before anything runs), or a failing query."""
+    frames = run_tables(run_dir)
     context = pl.SQLContext(frames=frames, register_globals=False)
     try:
         check_read_only(sql, list(frames))

@@ -7,7 +7,7 @@ ConfigErrors that say what was wrong and how to fix it, before any request is se
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,21 @@ def load(overrides: Sequence[str] = ()) -> RunConfig:
     data = compose_dict(overrides)
     cfg = build(RunConfig, data)
     return cfg
+
+
+def config_from_manifest(manifest_config: Mapping[str, Any]) -> RunConfig:
+    """The RunConfig a run directory was made with (its manifest's `config`), read strictly.
+
+    The manifest holds the resolved config as composed (secrets dropped), so it converts like
+    a fresh one; a key this foldsweep does not know is a RunDirError in one line, not a
+    silently ignored setting.
+    """
+    from pipeline.store.reader import RunDirError  # the store loads Polars; `load` needs none
+
+    try:
+        return build(RunConfig, manifest_config)
+    except ConfigError as exc:
+        raise RunDirError(f"manifest config does not match this foldsweep: {exc}") from None
 
 
 def _explain(exc: Exception, overrides: Sequence[str]) -> str:

@@ -1,10 +1,12 @@
 """The Parquet store of a run directory: layout, atomic part writer, reader, manifest.
 
 The sweep's coordinator is the only writer; jobs read only through this package (``scan``,
-``read_table``, ``final_attempts``), so there is one final-attempt rule, one error type and one
+``part_paths``, ``read_plan``, ``final_rows``), so there is one final-attempt rule
+(``pipeline.store.final``: the sweep's ``final_attempts`` applies it too), one error type and one
 source of column types. Every reader and writer takes the run's ``Layout`` (its study's tables).
 """
 
+from pipeline.store.final import final_rows
 from pipeline.store.layout import Layout, UnknownTable, layout_for
 from pipeline.store.manifest import (
     FinalAttempt,
@@ -36,6 +38,7 @@ from pipeline.store.provenance import (
 )
 from pipeline.store.reader import (
     RunDirError,
+    part_paths,
     read_plan,
     read_table,
     scan,
@@ -57,6 +60,7 @@ __all__ = [
     "clean_temporaries",
     "clean_uncommitted",
     "final_attempts",
+    "final_rows",
     "git_revision",
     "layout_for",
     "load_manifest",
@@ -64,6 +68,7 @@ __all__ = [
     "outcome_counts",
     "package_versions",
     "part_name",
+    "part_paths",
     "provenance_lock",
     "read_plan",
     "read_table",

@@ -20,8 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, get_args
 
+import polars as pl
 import pyarrow as pa
 
+from pipeline.store.final import KEY, final_rows
 from pipeline.store.parts import write_json_atomic
 from pipeline.store.provenance import git_revision, package_versions
 from pipeline.store.reader import MANIFEST_FILE, RunDirError, read_json
@@ -68,35 +70,16 @@ def utc_now() -> str:
 
 
 def final_attempts(rows: pa.Table) -> dict[UnitKey, FinalAttempt]:
-    """The final attempt of every key in ``rows``; two rows with one attempt is a RunDirError."""
-    names = ["row_id", "config_id", "arm", "execution_group", "repeat", "attempt"]
-    names += ["valid", "invalid_reason", "retryable"]
-    cols = rows.select(names).to_pydict()
-    finals: dict[UnitKey, FinalAttempt] = {}
-    seen: set[tuple[UnitKey, int]] = set()
-    for i, row_id in enumerate(cols["row_id"]):
-        key = UnitKey(
-            cols["config_id"][i], cols["arm"][i], cols["execution_group"][i], cols["repeat"][i]
+    """The final attempt of every key in ``rows`` (the rule of pipeline.store.final)."""
+    names = ["row_id", *KEY, "attempt", "valid", "invalid_reason", "retryable"]
+    frame = pl.from_arrow(rows.select(names))
+    assert isinstance(frame, pl.DataFrame)
+    return {
+        UnitKey(r["config_id"], r["arm"], r["execution_group"], r["repeat"]): FinalAttempt(
+            r["row_id"], r["attempt"], r["valid"], r["invalid_reason"], bool(r["retryable"])
         )
-        attempt = cols["attempt"][i]
-        if (key, attempt) in seen:
-            raise RunDirError(
-                f"two rows share {key} attempt {attempt}; the run dir holds a duplicated part: "
-                "delete the later copy from rows/, checks/ and folds/ and resume"
-            )
-        seen.add((key, attempt))
-        if cols["valid"][i] is None:
-            raise RunDirError(f"row {row_id} has no validity verdict; the rows part is corrupt")
-        current = finals.get(key)
-        if current is None or attempt > current.attempt:
-            finals[key] = FinalAttempt(
-                row_id,
-                attempt,
-                bool(cols["valid"][i]),
-                cols["invalid_reason"][i],
-                bool(cols["retryable"][i]),
-            )
-    return finals
+        for r in final_rows(frame.lazy()).iter_rows(named=True)
+    }
 
 
 def planned_keys(plan: pa.Table) -> list[tuple[UnitKey, str, str | None]]:

@@ -24,21 +24,23 @@ class CarrierDefinition:
         return CarrierStudy.from_node(node)
 
     def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
+        """The analysis with these settings, then the report: once each."""
+        from jobs.carrier import run_all
         from jobs.carrier.nothing_ran import write_nothing_ran_report
-        from jobs.carrier.run_all import analyze
+        from jobs.carrier.report import render_report
         from pipeline.store.reader import part_paths
         from pipeline.studies import layout
 
         if not part_paths(run_dir, "rows", layout(self)):  # even without a plan: say why
             return write_nothing_ran_report(run_dir)
-        summary = analyze(
-            run_dir,
-            contrasts=analysis.contrasts,
-            bootstrap_seed=analysis.bootstrap.seed,
-            bootstrap_resamples=analysis.bootstrap.resamples,
-        )
-        assert summary.report is not None
-        return summary.report
+        run_all.analyze(run_dir, analysis, layout=layout(self))
+        return render_report(run_dir)
+
+    def report(self, run_dir: Path) -> Path:
+        from jobs.carrier.report import write_report
+        from pipeline.studies import layout
+
+        return write_report(run_dir, layout=layout(self))
 
     def nothing_ran_cause(self, run_dir: Path) -> str:
         from jobs.carrier.nothing_ran import run_cause

@@ -21,7 +21,7 @@ from pipeline.commands.query import run_query
 from pipeline.usererror import UserError
 from tests.jobs.jobs_testdata import row, write_run
 
-ONLY = "query may read only this run's tables (rows, checks)"
+ONLY = "query may read only this run's tables (rows, checks, folds, events, plan)"
 MARKER = "SECRET-MARKER"
 
 
@@ -32,7 +32,7 @@ def run_dir(tmp_path: Path) -> Path:
         row("A", "q", 0, 14, answer_text="read_csv('x') is text"),
     ]
     checks = [{"row_id": r["row_id"], "label": "x", "passed": True} for r in rows]
-    return write_run(tmp_path / "run", rows, checks=checks)
+    return write_run(tmp_path / "run", rows, checks=checks, manifest={})
 
 
 @pytest.fixture
@@ -249,8 +249,9 @@ def test_a_schema_qualified_name_is_rejected(run_dir: Path) -> None:
 
 
 def test_a_table_the_run_does_not_have_is_named_with_the_tables_it_has(run_dir: Path) -> None:
-    assert rejection(run_dir, "SELECT * FROM folds") == (
-        "query failed: folds is not a table of this run (its tables: rows, checks)"
+    assert rejection(run_dir, "SELECT * FROM answers") == (
+        "query failed: answers is not a table of this run "
+        "(its tables: rows, checks, folds, events, plan)"
     )
 
 
@@ -401,7 +402,13 @@ def test_table_names_in_any_case_and_a_trailing_semicolon_run(run_dir: Path) -> 
 
 
 def test_show_tables_lists_only_the_run_tables(run_dir: Path) -> None:
-    assert sorted(column(run_dir, "SHOW TABLES", "name")) == ["checks", "rows"]
+    assert sorted(column(run_dir, "SHOW TABLES", "name")) == [
+        "checks",
+        "events",
+        "folds",
+        "plan",
+        "rows",
+    ]
 
 
 def test_explain_of_a_run_query_runs(run_dir: Path) -> None:

@@ -1,21 +1,28 @@
 """Builders of small hand-made run directories for the job tests.
 
 Rows, checks and plan entries are given as dicts with only the columns a test cares about;
-every other contract column (pipeline.store.schemas) is filled with a neutral default or null,
-and parts are written with the contract's Arrow schema, as the sweep writes them.
+every other column of the carrier's layout (pipeline.studies.layout) is filled with a neutral
+default or null, and parts are written with the layout's Arrow schema, as the sweep writes
+them. A manifest, when asked for, is a valid one (pipeline.store.Manifest) with the given
+fields in place of the defaults.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.store import schemas
+from pipeline import studies
+from pipeline.config.schema import AnalysisConfig, BootstrapConfig
+from pipeline.store import Manifest, schemas
+
+LAYOUT = studies.layout(studies.definition("carrier"))
+DEFAULT_CONTRASTS = AnalysisConfig().contrasts
 
 ROW_DEFAULTS: dict[str, Any] = {
     "run_id": "run-test",
@@ -54,6 +61,40 @@ def row(
     return record
 
 
+def settings(
+    contrasts: Sequence[str] = DEFAULT_CONTRASTS, *, seed: int = 166, resamples: int = 10
+) -> AnalysisConfig:
+    """Analysis settings for a test (few resamples: the bootstrap is not what is tested)."""
+    return AnalysisConfig(tuple(contrasts), BootstrapConfig(seed=seed, resamples=resamples))
+
+
+def analyze_and_report(run_dir: Path, analysis: AnalysisConfig | None = None) -> Path:
+    """What a sweep does at its end: the carrier's analysis, then its report, once each."""
+    from pipeline.studies.carrier import DEFINITION
+
+    return DEFINITION.analyze(run_dir, analysis or settings())
+
+
+def manifest_json(**fields: Any) -> dict[str, Any]:
+    """A valid manifest (a completed carrier run) with `fields` in place of the defaults."""
+    base = Manifest(
+        run_id="run-test",
+        config={},
+        config_fingerprint="0" * 64,
+        started_at="2026-01-01T00:00:00Z",
+        study="carrier",
+        status="completed",
+    ).to_json()
+    return {**base, **fields}
+
+
+def write_manifest(run_dir: Path, **fields: Any) -> Path:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / "manifest.json"
+    path.write_text(json.dumps(manifest_json(**fields)), encoding="utf-8")
+    return path
+
+
 def _table(records: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     records = list(records)
     columns = {name: [r.get(name) for r in records] for name in schema.names}
@@ -69,7 +110,9 @@ def write_run(
     manifest: Mapping[str, Any] | None = None,
     parts: int = 1,
 ) -> Path:
-    """Writes rows (split over `parts` files) and the optional tables; returns run_dir."""
+    """Writes rows (split over `parts` files) and the optional tables; returns run_dir.
+
+    `manifest`: fields of a valid manifest (see `manifest_json`); None writes no manifest."""
     records = list(rows)
     (run_dir / "rows").mkdir(parents=True, exist_ok=True)
     size = max(1, -(-len(records) // parts))
@@ -77,13 +120,14 @@ def write_run(
         chunk = records[index * size : (index + 1) * size]
         if chunk or index == 0:
             pq.write_table(
-                _table(chunk, schemas.ROWS), run_dir / "rows" / f"part-{index:04d}.parquet"
+                _table(chunk, LAYOUT.schema("rows")),
+                run_dir / "rows" / f"part-{index:04d}.parquet",
             )
     if checks is not None:
         (run_dir / "checks").mkdir(exist_ok=True)
         check_records = [{"run_id": "run-test", **c} for c in checks]
         pq.write_table(
-            _table(check_records, schemas.CHECKS), run_dir / "checks" / "part-0000.parquet"
+            _table(check_records, LAYOUT.schema("checks")), run_dir / "checks" / "part-0000.parquet"
         )
     if plan is not None:
         plan_records = [
@@ -91,5 +135,5 @@ def write_run(
         ]
         pq.write_table(_table(plan_records, schemas.PLAN), run_dir / "plan.parquet")
     if manifest is not None:
-        (run_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        write_manifest(run_dir, **manifest)
     return run_dir

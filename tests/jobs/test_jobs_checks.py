@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.carrier.run_all import analyze
-from tests.jobs.jobs_testdata import row, write_run
+from tests.jobs.jobs_testdata import row, settings, write_run
 
 
 def check(
@@ -53,7 +53,7 @@ def test_icc_uses_checks_of_valid_final_rows_only(tmp_path: Path) -> None:
         check("r4", True),
     ]
     write_run(tmp_path, rows, checks=checks)
-    analyze(tmp_path, contrasts=["q_vs_j"], bootstrap_resamples=10)
+    analyze(tmp_path, settings(["q_vs_j"]))
     dependence = json.loads((tmp_path / "analysis" / "dependence.json").read_text())
     assert dependence == {
         "icc": pytest.approx(0.5),
@@ -87,7 +87,7 @@ def audit_run(tmp_path: Path) -> Path:
 
 
 def test_carrier_audit_counts_both_discrepancies_over_audited_rows(tmp_path: Path) -> None:
-    analyze(audit_run(tmp_path), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    analyze(audit_run(tmp_path), settings(["q_vs_j"]))
     expected = pl.DataFrame(
         {
             "arm": ["j", "q"],
@@ -140,7 +140,7 @@ def test_failing_answers_are_abstaining_before_fabricating_before_missing(tmp_pa
         check("abstain-check", False, outcome="fabrication"),
     ]
     write_run(tmp_path, rows, checks=checks)
-    analyze(tmp_path, contrasts=["q_vs_j"], bootstrap_resamples=10)
+    analyze(tmp_path, settings(["q_vs_j"]))
     expected = pl.DataFrame(
         {
             "arm": ["j", "q"],
@@ -176,7 +176,7 @@ def test_without_checks_answers_fall_back_to_the_row_abstention_flag(tmp_path: P
         row("A", "q", 0, 14),
         row("A", "q", 1, 14),
     ]
-    analyze(write_run(tmp_path, rows), contrasts=["q_vs_j"], bootstrap_resamples=10)
+    analyze(write_run(tmp_path, rows), settings(["q_vs_j"]))
     answers = pl.read_parquet(tmp_path / "analysis" / "answers.parquet").filter(
         pl.col("arm") == "j"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cli import main
-from tests.jobs.jobs_testdata import row, write_run
+from tests.jobs.jobs_testdata import row, write_manifest, write_run
 
 
 @pytest.fixture
@@ -47,16 +47,46 @@ def test_analyze_of_a_missing_run_dir_prints_one_line(
     assert err.startswith("error: run directory not found")
 
 
-def test_analyze_of_a_dir_without_rows_prints_one_line(
+def test_analyze_of_a_dir_that_is_not_a_run_dir_prints_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["analyze", str(tmp_path)]) == 2
-    assert "no rows/ parts" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "manifest.json is missing" in err
 
 
-def test_report_prints_the_report_path(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_analyze_of_a_run_without_rows_writes_the_nothing_ran_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(tmp_path, status="nothing_ran")
+    assert main(["analyze", str(tmp_path)]) == 0
+    report = tmp_path / "analysis" / "report.md"
+    assert f"report: {report}" in capsys.readouterr().out
+    assert report.read_text(encoding="utf-8").startswith("Nothing ran:")
+
+
+def test_analyze_of_a_manifest_config_this_foldsweep_does_not_know_prints_one_line(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_manifest(run_dir, config={"analysis": {"bootstrap": {"sed": 3}}})
+    assert main(["analyze", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("error: manifest config does not match this foldsweep: unknown config")
+
+
+def test_report_of_an_unanalyzed_run_analyzes_with_the_manifest_settings_and_prints_the_path(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["report", str(run_dir)]) == 0
     assert capsys.readouterr().out.strip() == str(run_dir / "analysis" / "report.md")
+    summary = json.loads((run_dir / "analysis" / "summary.json").read_text())
+    assert (summary["contrasts"], summary["bootstrap_seed"], summary["bootstrap_resamples"]) == (
+        ["q_vs_j"],
+        3,
+        20,
+    )
 
 
 def test_query_runs_sql_over_rows_and_checks(
@@ -79,11 +109,20 @@ def test_query_with_bad_sql_prints_one_line(
     assert err.count("\n") == 1
 
 
-def test_query_of_an_absent_table_prints_one_line(
+def test_query_of_a_table_without_parts_is_empty_with_its_columns(
     run_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["query", str(run_dir), "SELECT * FROM folds"]) == 2
-    assert capsys.readouterr().err.startswith("error: query failed")
+    assert main(["query", str(run_dir), "SELECT * FROM folds", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("run_id,row_id,fold_index,")
+
+
+def test_query_of_a_table_the_study_does_not_have_prints_one_line(
+    run_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["query", str(run_dir), "SELECT * FROM answers"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: query failed")
+    assert err.count("\n") == 1
 
 
 def test_query_of_a_missing_run_dir_prints_one_line(

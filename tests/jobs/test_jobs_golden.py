@@ -26,7 +26,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from jobs.carrier.run_all import analyze
-from tests.jobs.jobs_testdata import row, write_run
+from tests.jobs.jobs_testdata import row, settings, write_run
 
 T_0975_DF2 = 4.302652729749462
 
@@ -96,7 +96,7 @@ def golden(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = write_run(
         tmp_path_factory.mktemp("golden"), golden_rows(), plan=golden_plan(), parts=2
     )
-    analyze(run_dir, contrasts=["q_vs_j"], bootstrap_resamples=500)
+    analyze(run_dir, settings(["q_vs_j"], resamples=500))
     return run_dir / "analysis"
 
 

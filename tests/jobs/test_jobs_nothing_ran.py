@@ -12,10 +12,16 @@ import pyarrow.parquet as pq
 import pytest
 from matplotlib.figure import Figure
 
-from jobs import analyze, io, write_report
+from jobs import io, write_report
 from jobs.carrier.figures import SIMULATED_MARK
 from jobs.carrier.nothing_ran import cause_line, config_causes
-from tests.jobs.jobs_testdata import row, write_run
+from tests.jobs.jobs_testdata import (
+    analyze_and_report,
+    manifest_json,
+    row,
+    write_manifest,
+    write_run,
+)
 
 URL = "http://127.0.0.1:9/v1"
 REFUSED = f"connection refused at {URL} (transport: ClientConnectorError: Cannot connect)"
@@ -50,13 +56,18 @@ def plan(
 
 
 def manifest(verdicts: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
-    return {
-        "status": "nothing_ran",
-        "probes": verdicts,
-        "counts": {"planned": 4, "valid": 0, "invalid": {}, "not_run": {"probe:unreachable": 4}},
-        "extra": {"overrides": ["+panel=endpoint", f"endpoint.base_url={URL}", "out_dir=x"]}
-        | extra,
-    }
+    return manifest_json(
+        status="nothing_ran",
+        probes=verdicts,
+        counts={
+            "planned": 4,
+            "valid": 0,
+            "invalid": {},
+            "not_run": {"probe:unreachable": 4},
+            "pending": 0,
+        },
+        extra={"overrides": ["+panel=endpoint", f"endpoint.base_url={URL}", "out_dir=x"]} | extra,
+    )
 
 
 def write_plan_only(run_dir: Path, records: list[dict[str, Any]], man: dict[str, Any]) -> Path:
@@ -148,7 +159,7 @@ def test_every_figure_of_a_simulated_run_carries_the_simulated_mark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     figures = captured_figures(monkeypatch)
-    analyze(write_run(tmp_path, sim_rows(simulated=True)), bootstrap_resamples=10)
+    analyze_and_report(write_run(tmp_path, sim_rows(simulated=True)))
     assert {"recall_heatmap.png", "forest_q_vs_j.png", "fill_q_vs_j.png"} <= set(figures)
     for name, figure in figures.items():
         assert figure_texts(figure).count(SIMULATED_MARK) == 2, name  # watermark + label
@@ -161,7 +172,7 @@ def test_figures_of_a_run_planned_on_sim_endpoints_are_marked_from_the_manifest(
     run_dir = write_run(
         tmp_path, sim_rows(simulated=False), manifest={"extra": {"simulated": True}}
     )
-    analyze(run_dir, bootstrap_resamples=10)
+    analyze_and_report(run_dir)
     assert figures and all(SIMULATED_MARK in figure_texts(f) for f in figures.values())
 
 
@@ -169,7 +180,7 @@ def test_figures_of_a_real_run_carry_no_simulated_mark(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     figures = captured_figures(monkeypatch)
-    analyze(write_run(tmp_path, sim_rows(simulated=False)), bootstrap_resamples=10)
+    analyze_and_report(write_run(tmp_path, sim_rows(simulated=False)))
     assert figures
     assert not any(SIMULATED_MARK in figure_texts(f) for f in figures.values())
 
@@ -178,10 +189,7 @@ def test_report_of_a_run_whose_server_failed_before_planning_says_why_and_how_to
     tmp_path: Path,
 ) -> None:
     error = "local server a died with SIGILL: rebuild it portably: make llama-server-rebuild"
-    (tmp_path / "manifest.json").write_text(
-        json.dumps({"status": "failed", "probes": [], "extra": {"error": error}}),
-        encoding="utf-8",
-    )
+    write_manifest(tmp_path, status="failed", probes=[], extra={"error": error})
     text = write_report(tmp_path).read_text(encoding="utf-8")
     assert text.splitlines()[0] == f"Nothing ran: {error}."
     assert "before its plan was written" in text

@@ -9,14 +9,14 @@ import polars as pl
 import pytest
 
 from jobs.carrier.run_all import analyze
-from tests.jobs.jobs_testdata import write_run
+from tests.jobs.jobs_testdata import settings, write_run
 from tests.jobs.table3_data import ROUNDING_EXCEPTIONS, TABLE3, table3_rows
 
 
 @pytest.fixture(scope="module")
 def table3_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = write_run(tmp_path_factory.mktemp("table3"), table3_rows(), parts=3)
-    analyze(run_dir, contrasts=["q_vs_j"], bootstrap_resamples=2000)
+    analyze(run_dir, settings(["q_vs_j"], resamples=2000))
     return run_dir
 
 
