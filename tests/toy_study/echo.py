@@ -126,5 +126,9 @@ class EchoDefinition:
         out.write_text(f"# echo study\n\n{json.dumps(summary)}\n", encoding="utf-8")
         return out
 
+    def report(self, run_dir: Path) -> Path:
+        out = run_dir / "analysis" / "report.md"
+        return out if out.is_file() else self.analyze(run_dir, None)
+
     def nothing_ran_cause(self, run_dir: Path) -> str:
         return "no echo unit ran"
