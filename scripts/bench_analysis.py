@@ -41,7 +41,10 @@ def _null(size: int, dtype: pa.DataType) -> pa.Array:
 
 def synthesize(run_dir: Path, configs: int, repeats: int, parts: int, seed: int) -> tuple[int, int]:
     """Writes rows/ and checks/ parts; returns (rows, check rows)."""
-    from pipeline.store import schemas
+    from pipeline import studies
+
+    layout = studies.layout(studies.definition("carrier"))
+    rows_schema, checks_schema = layout.schema("rows"), layout.schema("checks")
 
     rng = np.random.default_rng(seed)
     cfg, arm, group, rep = (
@@ -86,7 +89,7 @@ def synthesize(run_dir: Path, configs: int, repeats: int, parts: int, seed: int)
         "abstains": pa.array(rng.random(n) < 0.1),
     }
     rows = pa.Table.from_pydict(
-        {f.name: columns.get(f.name, _null(n, f.type)) for f in schemas.ROWS}, schema=schemas.ROWS
+        {f.name: columns.get(f.name, _null(n, f.type)) for f in rows_schema}, schema=rows_schema
     )
     owner = np.repeat(np.arange(n), CHECKS_PER_ROW)
     slot = np.tile(np.arange(CHECKS_PER_ROW), n)
@@ -108,7 +111,7 @@ def synthesize(run_dir: Path, configs: int, repeats: int, parts: int, seed: int)
             "outcome": pa.array(outcome),
             "stock_signature": pa.array(rng.random(owner.size) < 0.01),
         },
-        schema=schemas.CHECKS,
+        schema=checks_schema,
     )
     for table, name in ((rows, "rows"), (checks, "checks")):
         (run_dir / name).mkdir(parents=True, exist_ok=True)

@@ -92,7 +92,7 @@ async def _record_bodies(p: object, endpoints: tuple[object, ...]) -> list[list[
         bodies: list[bytes] = []
         async with open_client(ep, retry=settings.retry, timeouts=settings.timeouts) as client:  # type: ignore[arg-type]
             core = EndpointWorkerCore(settings, RecordingClient(client, ep, bodies))  # type: ignore[arg-type]
-            for arm in settings.arms:
+            for arm in settings.study.arms():
                 spec = UnitSpec("bench", ep.config_id, ep.model, "f", arm, 0, 0, 0)  # type: ignore[attr-defined]
                 await core.run(spec)
         out.append(bodies)

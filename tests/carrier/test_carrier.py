@@ -11,6 +11,7 @@ from pipeline.carrier.carrier import (
     count_headings,
     strip_reply,
 )
+from pipeline.carrier.config import carrier_config
 from pipeline.carrier.tokens import estimate_tokens
 from pipeline.chat.messages import ChatResponse
 from pipeline.config import load
@@ -20,7 +21,7 @@ from .scripted import text
 
 @pytest.fixture(scope="module")
 def arms() -> dict:
-    return build_arms(load(["arms=[f,n,j,q,k,m,g,t]"]).arms)
+    return build_arms(carrier_config(load(["arms=[f,n,j,q,k,m,g,t]"]).study).arms)
 
 
 def test_think_blocks_and_code_fences_are_stripped() -> None:

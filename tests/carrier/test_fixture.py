@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pipeline.carrier.config import ScenarioConfig
 from pipeline.carrier.fixture import (
     Fixture,
     FixtureError,
@@ -30,7 +31,7 @@ from pipeline.carrier.fixture import (
 from pipeline.carrier.fixture_model import chunk_tokens, render_message
 from pipeline.carrier.fixture_values import stock_reason
 from pipeline.carrier.tokens import estimate_tokens
-from pipeline.config import ConfigError, ScenarioConfig, build
+from pipeline.config import ConfigError, build
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from pipeline.carrier.config import ScenarioConfig
 from pipeline.carrier.fixture import generate, render_chunk
 from pipeline.carrier.grade import (
     Check,
@@ -16,7 +17,6 @@ from pipeline.carrier.grade import (
     grade,
     is_stock_value,
 )
-from pipeline.config.schema import ScenarioConfig
 
 
 @dataclass(frozen=True)

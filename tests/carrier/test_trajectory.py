@@ -6,14 +6,17 @@ from datetime import UTC, datetime
 import pytest
 
 from pipeline.carrier.arms import Arm, build_arms
+from pipeline.carrier.config import carrier_config
 from pipeline.carrier.fixture_model import render_chunk, render_message
 from pipeline.carrier.prompts import CHUNK_MARKER, RECALL_MARKER
-from pipeline.carrier.trajectory import TrajectoryInputs, run_trajectory
+from pipeline.carrier.records import RowContext as CarrierContext
+from pipeline.carrier.records import trajectory_records
+from pipeline.carrier.trajectory import TrajectoryInputs, TrajectoryResult, run_trajectory
 from pipeline.chat.errors import RequestRejected, TimeoutFault
 from pipeline.chat.messages import ChatResponse
 from pipeline.config import EndpointConfig, load
-from pipeline.sweep.plan import TrajectorySpec
-from pipeline.sweep.rows import RowContext, build_records
+from pipeline.study import UnitSpec
+from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
 
 from .scripted import CHUNKS, GOOD_ANSWER, GRADED, ScriptedClient, text
 
@@ -23,7 +26,8 @@ FACT_LINES = "ingress port 41873; 19 shards; signing key kid-7f3a9c2e"
 
 @pytest.fixture(scope="module")
 def arms() -> dict[str, Arm]:
-    return build_arms(load([f"arms=[{','.join(ALL_ARMS)}]"]).arms)
+    cfg = load([f"arms=[{','.join(ALL_ARMS)}]"])
+    return build_arms(carrier_config(cfg.study).arms)
 
 
 def good_fold(arm: Arm) -> ChatResponse:
@@ -181,24 +185,28 @@ async def test_row_records_fields_and_prompt_digest(arms: dict[str, Arm]) -> Non
     assert row["headings_carried"] == 5 and row["folds"] == 3
     assert row["prompt_tokens"] == 400 and row["completion_tokens"] == 80
     assert row["checks_passed"] == 3 and row["checks_total"] == 3
-    assert len(records.checks) == 3 and len(records.folds) == 3
-    assert all(c["present_in_carrier"] for c in records.checks)
+    checks, folds = records.tables["checks"], records.tables["folds"]
+    assert len(checks) == 3 and len(folds) == 3
+    assert all(c["present_in_carrier"] for c in checks)
 
 
-def records_for(result, arm: Arm):  # type: ignore[no-untyped-def]
-    spec = TrajectorySpec("run", "cfg", "model", "fam", arm.name, 0, 0, 0)
-    ctx = RowContext(
-        endpoint=EndpointConfig(config_id="cfg", model="model", family="fam"),
-        publication_date=None,
+def records_for(result: TrajectoryResult, arm: Arm) -> UnitRecords:
+    """The full rows-table record: the carrier's columns inside the engine's shared ones."""
+    spec = UnitSpec("run", "cfg", "model", "fam", arm.name, 0, 0, 0)
+    carrier = CarrierContext(
         scenario="small",
         fixture_sha256="0" * 64,
         system_prompt_sha256=arm.system_prompt_sha256,
         declared_capacity_chars=arm.declared_capacity_chars,
+    )
+    ctx = RowContext(
+        endpoint=EndpointConfig(config_id="cfg", model="model", family="fam"),
+        publication_date=None,
         seed=11,
         simulated=False,
     )
     now = datetime.now(UTC)
-    return build_records(spec, ctx, result, now, now)
+    return unit_records(spec, ctx, trajectory_records(carrier, result), now, now)
 
 
 async def test_a_reply_from_the_simulator_marks_the_row_simulated(arms: dict[str, Arm]) -> None:

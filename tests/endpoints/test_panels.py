@@ -20,7 +20,6 @@ from pipeline.config import (
     PanelConfig,
     Prices,
     RunConfig,
-    ScenarioConfig,
     SimConfig,
     build,
 )
@@ -34,7 +33,6 @@ from pipeline.endpoints.panels import (
 from pipeline.usererror import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIO = ScenarioConfig("t", target_tokens=100, chunk_tokens=50, folds=2, placement="distributed")
 PAPER_EXCLUDED = {
     "meta-llama/llama-3.2-3b-instruct",
     "mistralai/ministral-14b-2512",
@@ -43,7 +41,7 @@ PAPER_EXCLUDED = {
 
 
 def _run_config(panel: PanelConfig | None, **kw: object) -> RunConfig:
-    return RunConfig(scenario=SCENARIO, arms={}, panel=panel, **kw)  # type: ignore[arg-type]
+    return RunConfig(panel=panel, **kw)  # type: ignore[arg-type]
 
 
 def _entry(model_id: str, created: date, context: int | None = 4096) -> CatalogEntry:

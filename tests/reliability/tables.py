@@ -9,8 +9,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pipeline.store.manifest import Manifest, TrajectoryKey, load_manifest
-from pipeline.store.schemas import TABLES
+from pipeline import studies
+from pipeline.store.layout import Layout
+from pipeline.store.manifest import Manifest, load_manifest
+from pipeline.study import UnitKey
 
 KEY_COLUMNS = ("config_id", "arm", "execution_group", "repeat")
 
@@ -23,27 +25,32 @@ class RunView:
     plan: list[dict[str, Any]]
     rows: list[dict[str, Any]]
 
-    def finals(self) -> dict[TrajectoryKey, dict[str, Any]]:
+    def finals(self) -> dict[UnitKey, dict[str, Any]]:
         """The highest attempt of every key that has a row."""
-        out: dict[TrajectoryKey, dict[str, Any]] = {}
+        out: dict[UnitKey, dict[str, Any]] = {}
         for row in self.rows:
             key = key_of(row)
             if key not in out or row["attempt"] > out[key]["attempt"]:
                 out[key] = row
         return out
 
-    def attempts(self) -> Counter[tuple[TrajectoryKey, int]]:
+    def attempts(self) -> Counter[tuple[UnitKey, int]]:
         return Counter((key_of(row), row["attempt"]) for row in self.rows)
 
 
-def key_of(record: dict[str, Any]) -> TrajectoryKey:
-    return TrajectoryKey(*(record[c] for c in KEY_COLUMNS))
+def key_of(record: dict[str, Any]) -> UnitKey:
+    return UnitKey(*(record[c] for c in KEY_COLUMNS))
+
+
+def layout_of(run_dir: Path) -> Layout:
+    """The tables of the study the run directory's manifest names."""
+    return studies.layout(studies.of_run(run_dir))
 
 
 def read_every_part(run_dir: Path) -> dict[str, list[dict[str, Any]]]:
     """Every committed part of every table, each read in full (a torn part raises here)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for table in TABLES:
+    for table in layout_of(run_dir).tables:
         records: list[dict[str, Any]] = []
         for path in sorted((run_dir / table).glob("*.parquet")):
             records += pq.read_table(path).to_pylist()
@@ -62,11 +69,11 @@ def temporaries(run_dir: Path) -> list[Path]:
 
 
 def orphan_parts(run_dir: Path) -> list[Path]:
-    """checks/folds parts whose batch never committed a rows part."""
+    """Study-table parts (carrier: checks, folds) whose batch never committed a rows part."""
     committed = {p.name for p in (run_dir / "rows").glob("*.parquet")}
     return [
         p
-        for table in ("checks", "folds")
+        for table in layout_of(run_dir).children
         for p in sorted((run_dir / table).glob("*.parquet"))
         if p.name not in committed
     ]

@@ -145,4 +145,4 @@ def test_resume_with_an_altered_fixture_is_refused(run_copy: Path) -> None:
     fixture = run_copy / "fixture.json"
     fixture.write_bytes(fixture.read_bytes().replace(b'"', b"'", 1))
     code, stderr = resume_fails(run_copy)
-    assert_one_line_error(code, stderr, "fixture.json", "SHA-256")
+    assert_one_line_error(code, stderr, "fixture.json", "the run dir was altered")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.carrier.fixture import generate
 from pipeline.carrier.sim_model import CarrierSimModel, profiles_for
+from pipeline.carrier.study import CarrierStudy
 from pipeline.chat.errors import InfrastructureFault, MalformedEnvelope, TimeoutFault
 from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import load
@@ -134,7 +134,7 @@ def test_sweep_against_a_hostile_endpoint_completes_without_hanging(
     harness: SweepHarness, tmp_path: Path
 ) -> None:
     cfg = load(["+panel=sim", "arms=[j]"])
-    fixture = generate(cfg.scenario, cfg.fixture_seed)
+    fixture = CarrierStudy.from_node(cfg.study).fixture
     profile = profiles_for(1, cfg.sim.seed)[0]
     backend_loop = LoopThread()
     backend = SimServer(CarrierSimModel(profile, tuple(fixture.planted)))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.carrier.fixture import fixture_json, generate
 from pipeline.carrier.sim_model import CarrierSimModel, profiles_for
+from pipeline.carrier.study import CarrierStudy
 from pipeline.chat.errors import RequestRejected
 from pipeline.chat.messages import ChatMessage, ChatRequest
 from pipeline.config import load
@@ -105,9 +105,9 @@ async def test_wrong_key_leaves_no_trace_in_rows_or_probe_verdicts(
     right, wrong = fresh_key(), fresh_key()
     monkeypatch.setenv(KEY_VAR, wrong)
     cfg = load(["+panel=sim", "arms=[j]"])
-    fixture = generate(cfg.scenario, cfg.fixture_seed)
+    study = CarrierStudy.from_node(cfg.study)
     profile = profiles_for(1, 7)[0]
-    model = CarrierSimModel(profile, tuple(fixture.planted))
+    model = CarrierSimModel(profile, tuple(study.fixture.planted))
     server = SimServer(model, SimOptions(api_key=right))
     url = await server.start()
     endpoint = EndpointConfig(
@@ -115,10 +115,7 @@ async def test_wrong_key_leaves_no_trace_in_rows_or_probe_verdicts(
     )
     settings = WorkerSettings(
         endpoint=endpoint,
-        arms=dict(cfg.arms),
-        fixture_json=fixture_json(fixture),
-        fixture_sha256="0" * 64,
-        scenario=cfg.scenario.name,
+        study=study,
         publication_date=None,
         temperature=0.0,
         base_seed=cfg.seed,
