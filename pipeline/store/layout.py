@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline.store.schemas import EVENTS, PLAN, rows_schema, study_table_schema
+from pipeline.store.schemas import (
+    EVENTS,
+    PLAN,
+    ROW_KEY,
+    ROW_OUTCOME,
+    rows_schema,
+    study_table_schema,
+)
 from pipeline.study import Column, TableSpec
 from pipeline.usererror import UserError
 
@@ -57,6 +64,8 @@ class Layout:
 
 def layout_for(row_columns: Sequence[Column], tables: Sequence[TableSpec]) -> Layout:
     """The layout of a run of a study with these own row columns and tables."""
+    if clash := sorted({c.name for c in row_columns} & {n for n, _ in [*ROW_KEY, *ROW_OUTCOME]}):
+        raise ValueError(f"a study's row columns may not be named like shared columns {clash}")
     schemas: dict[str, pa.Schema] = {"rows": rows_schema(row_columns)}
     sort_keys: dict[str, tuple[str, ...]] = {"rows": ROWS_SORT}
     for table in tables:

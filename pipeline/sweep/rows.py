@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pipeline.config.schema import EndpointConfig
+from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
 from pipeline.study import Record, UnitOutcome, UnitResult, UnitSpec
 
 
@@ -58,7 +59,7 @@ def unit_records(
     """Every column of the rows table for one attempt, plus its study tables' records."""
     outcome = result.outcome
     shared = {"run_id": spec.run_id, "row_id": spec.row_id}
-    overlap = sorted(set(result.row) & {*shared, "config_id", "arm", "valid", "seed"})
+    overlap = sorted(set(result.row) & {name for name, _ in [*ROW_KEY, *ROW_OUTCOME]})
     if overlap:
         raise ValueError(f"a study's row columns may not include shared columns {overlap}")
     row: Record = {

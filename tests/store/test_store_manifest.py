@@ -20,7 +20,8 @@ from pipeline.store.manifest import (
 )
 from pipeline.store.provenance import GitRevision
 from pipeline.store.reader import RunDirError
-from pipeline.store.schemas import PLAN, ROWS
+from pipeline.store.schemas import PLAN
+from tests.store.layouts import ROWS
 
 
 def plan(
@@ -151,6 +152,7 @@ def test_manifest_round_trips_through_json_and_redacts_on_write(
         "run-1",
         {"repeats": 2, "endpoint": {"api_key_env": "KEY_VAR"}},
         config_fingerprint="f" * 64,
+        study="carrier",
         fixture_sha256="a" * 64,
         provenance={"conf/config.yaml": "b" * 64},
     )
@@ -163,7 +165,7 @@ def test_manifest_round_trips_through_json_and_redacts_on_write(
     loaded = load_manifest(tmp_path)
     assert loaded.counts == manifest.counts
     assert loaded.extra == {"ok": 1}
-    assert loaded.status == "completed"
+    assert (loaded.status, loaded.study) == ("completed", "carrier")
     assert loaded.versions["python"]
     assert loaded.started_at.endswith("Z")
     assert (loaded.git_sha, loaded.git_dirty) == ("c0ffee", False)
@@ -179,7 +181,7 @@ def test_load_manifest_with_unknown_keys_is_a_run_dir_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(manifest_module, "git_revision", lambda: GitRevision(None, None))
-    manifest = Manifest.start("r", {}, config_fingerprint="f")
+    manifest = Manifest.start("r", {}, config_fingerprint="f", study="carrier")
     write_manifest(tmp_path, manifest)
     text = (tmp_path / "manifest.json").read_text().replace('"run_id"', '"bogus": 1, "run_id"')
     (tmp_path / "manifest.json").write_text(text)
@@ -194,7 +196,7 @@ def test_nothing_ran_is_a_status_that_round_trips_with_every_trajectory_not_run(
     counts = OutcomeCounts(
         planned=4, valid=0, invalid={}, not_run={"probe:unreachable": 4}, pending=0
     )
-    manifest = Manifest.start("run-1", {}, config_fingerprint="f" * 64).finish(
+    manifest = Manifest.start("run-1", {}, config_fingerprint="f" * 64, study="carrier").finish(
         "nothing_ran", counts
     )
     write_manifest(tmp_path, manifest)

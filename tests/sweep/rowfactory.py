@@ -1,23 +1,24 @@
-"""A complete rows-table record for tests, every column present."""
+"""Complete carrier rows-table records for tests, every column present."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.store.schemas import ROWS
-from pipeline.sweep.plan import TrajectorySpec
+from pipeline.study import UnitOutcome, UnitSpec
+from pipeline.sweep.rows import UnitRecords
+from tests.store.layouts import empty_row
 
 
 def row_for(
-    spec: TrajectorySpec,
+    spec: UnitSpec,
     *,
     valid: bool,
     reason: str | None = None,
     retryable: bool = False,
     cost: float = 0.0,
 ) -> dict[str, Any]:
-    row: dict[str, Any] = {name: None for name in ROWS.names}
+    row = empty_row()
     now = datetime.now(UTC)
     row.update(
         run_id=spec.run_id,
@@ -41,3 +42,30 @@ def row_for(
         finished_at=now,
     )
     return row
+
+
+def outcome_of(row: dict[str, Any]) -> UnitOutcome:
+    """The UnitOutcome a row's shared outcome columns state."""
+    return UnitOutcome(
+        valid=row["valid"],
+        invalid_reason=row["invalid_reason"],
+        retryable=row["retryable"],
+        requests=row["requests"],
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        cached_tokens=row["cached_tokens"] or 0,
+        cost_usd=row["cost_usd"],
+        simulated=row["simulated"],
+        error_detail=row["error_detail"],
+    )
+
+
+def records_for(spec: UnitSpec, *, valid: bool, **kw: Any) -> UnitRecords:
+    """One attempt's records as a worker returns them: the row (see row_for), no study tables."""
+    row = row_for(spec, valid=valid, **kw)
+    return UnitRecords(outcome_of(row), row, {})
+
+
+def records_of(row: dict[str, Any]) -> UnitRecords:
+    """Records for a row already built (its outcome read back from its columns)."""
+    return UnitRecords(outcome_of(row), row, {})

@@ -9,29 +9,25 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from pipeline.config import BudgetConfig
+from pipeline.study import UnitSpec
 from pipeline.sweep.coordinator import Completion, Coordinator
-from pipeline.sweep.plan import TrajectorySpec
-from pipeline.sweep.rows import TrajectoryRecords
+from pipeline.sweep.rows import UnitRecords
 from pipeline.sweep.sink import Sink
+from tests.store.layouts import CARRIER_LAYOUT
+from tests.sweep.rowfactory import records_for
 
-Outcome = Callable[[TrajectorySpec], TrajectoryRecords | None]
+Outcome = Callable[[UnitSpec], UnitRecords | None]
 
 
 def records(
-    spec: TrajectorySpec,
+    spec: UnitSpec,
     *,
     valid: bool,
     reason: str | None = None,
     retryable: bool = False,
     cost: float = 0.0,
-) -> TrajectoryRecords:
-    from tests.sweep.rowfactory import row_for
-
-    return TrajectoryRecords(
-        row=row_for(spec, valid=valid, reason=reason, retryable=retryable, cost=cost),
-        checks=[],
-        folds=[],
-    )
+) -> UnitRecords:
+    return records_for(spec, valid=valid, reason=reason, retryable=retryable, cost=cost)
 
 
 class ScriptedDispatcher:
@@ -39,10 +35,10 @@ class ScriptedDispatcher:
 
     def __init__(self, outcome: Outcome) -> None:
         self.outcome = outcome
-        self.pending: list[TrajectorySpec] = []
-        self.submitted: list[TrajectorySpec] = []
+        self.pending: list[UnitSpec] = []
+        self.submitted: list[UnitSpec] = []
 
-    def submit(self, spec: TrajectorySpec) -> None:
+    def submit(self, spec: UnitSpec) -> None:
         self.pending.append(spec)
         self.submitted.append(spec)
 
@@ -61,17 +57,17 @@ class ScriptedDispatcher:
         return out
 
 
-def specs(n: int, config: str = "c1") -> list[TrajectorySpec]:
-    return [TrajectorySpec("run", config, "m", "f", "q", 0, r, 0) for r in range(n)]
+def specs(n: int, config: str = "c1") -> list[UnitSpec]:
+    return [UnitSpec("run", config, "m", "f", "q", 0, r, 0) for r in range(n)]
 
 
 def coordinator(tmp_path: Path, dispatcher: ScriptedDispatcher, **kw: Any) -> Coordinator:
-    def lost(spec: TrajectorySpec, detail: str) -> TrajectoryRecords:
+    def lost(spec: UnitSpec, detail: str) -> UnitRecords:
         return records(spec, valid=False, reason="infrastructure:worker_lost", retryable=True)
 
     return Coordinator(
         dispatcher=dispatcher,
-        sink=Sink(tmp_path, "run"),
+        sink=Sink(tmp_path, "run", CARRIER_LAYOUT),
         attempt_limit=kw.pop("attempt_limit", 3),
         budget=kw.pop("budget", BudgetConfig()),
         caps=kw.pop("caps", {"c1": 2}),
@@ -89,7 +85,7 @@ def written_rows(tmp_path: Path) -> list[dict[str, Any]]:
 
 
 def test_infrastructure_invalid_rows_are_requeued_as_new_attempts(tmp_path: Path) -> None:
-    def outcome(spec: TrajectorySpec) -> TrajectoryRecords:
+    def outcome(spec: UnitSpec) -> UnitRecords:
         if spec.attempt == 0:
             return records(spec, valid=False, reason="infrastructure:http_503", retryable=True)
         return records(spec, valid=True)

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from pipeline.study import UnitSpec
 from pipeline.sweep.actors import MAX_BATCH, RayDispatcher, batch_size
-from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.progress import EndpointLive, LiveCounts
-from pipeline.sweep.rows import TrajectoryRecords
-from tests.sweep.rowfactory import row_for
+from pipeline.sweep.rows import UnitRecords
+from tests.sweep.rowfactory import records_for
 
 
 class FakeMethod:
@@ -31,8 +31,8 @@ class FakeWorker:
         self.run_batch = FakeMethod("run_batch", self.calls)
 
 
-def specs(config_id: str, n: int) -> list[TrajectorySpec]:
-    return [TrajectorySpec("run", config_id, "m", "f", "q", 0, r, 0) for r in range(n)]
+def specs(config_id: str, n: int) -> list[UnitSpec]:
+    return [UnitSpec("run", config_id, "m", "f", "q", 0, r, 0) for r in range(n)]
 
 
 def test_batch_size_is_a_quarter_of_the_cap_capped_at_max_batch_and_at_least_one() -> None:
@@ -139,8 +139,8 @@ def live_of(*row_ids: str) -> EndpointLive:
     return EndpointLive(3, {row_id: LiveCounts(sent=2, completed=1, folds=1) for row_id in row_ids})
 
 
-def row(spec: TrajectorySpec) -> TrajectoryRecords:
-    return TrajectoryRecords(row_for(spec, valid=True), [], [])
+def row(spec: UnitSpec) -> UnitRecords:
+    return records_for(spec, valid=True)
 
 
 def test_live_counters_are_asked_for_per_actor_at_most_every_few_seconds(fake_ray: None) -> None:

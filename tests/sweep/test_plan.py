@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.store.schemas import PLAN
 from pipeline.sweep.plan import (
-    TrajectorySpec,
+    UnitSpec,
     build_plan,
     dispatch_order,
     plan_table,
@@ -43,7 +43,7 @@ def test_latin_plan_leads_with_each_arm_equally_often() -> None:
 
 
 def test_row_id_is_deterministic_and_names_the_attempt() -> None:
-    spec = TrajectorySpec("run", "c1", "m1", "f", "q", 0, 3, 1, attempt=2)
+    spec = UnitSpec("run", "c1", "m1", "f", "q", 0, 3, 1, attempt=2)
     assert spec.row_id == "c1/q/g0/r3/a2"
     assert spec.key == ("c1", "q", 0, 3)
 

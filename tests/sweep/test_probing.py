@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.carrier.fixture import fixture_json, generate
+from pipeline.carrier.study import CarrierStudy
 from pipeline.config import EndpointConfig, RetryConfig, TimeoutConfig, load
 from pipeline.sweep.probing import arm_needs, not_run_from_verdicts, probe_worker, shapes_needed
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
@@ -15,17 +15,14 @@ SECRET = "sk-probing-test-secret-4242"
 
 
 def core_for(base_url: str) -> EndpointWorkerCore:
-    cfg = load(["arms=[j,q]"])
+    cfg = load(["arms=[j,q]", "study.fixture_seed=1"])
     endpoint = EndpointConfig(
         config_id="guarded", model="m", family="f", base_url=base_url, api_key_env=KEY_VAR
     )
     return EndpointWorkerCore(
         WorkerSettings(
             endpoint=endpoint,
-            arms=dict(cfg.arms),
-            fixture_json=fixture_json(generate(cfg.scenario, 1)),
-            fixture_sha256="f" * 64,
-            scenario="small",
+            study=CarrierStudy.from_node(cfg.study),
             publication_date=None,
             temperature=0.0,
             base_seed=166,
@@ -46,7 +43,7 @@ async def test_sweep_probe_of_a_refused_key_excludes_every_arm_as_auth_rejected(
     async with server.running():
         core = core_for(server.base_url)
         try:
-            needs = arm_needs(core.arms, core.settings.endpoint)
+            needs = arm_needs(core.settings.study.probe_plan(), core.settings.endpoint)
             verdicts = await probe_worker(core, shapes_needed(needs), 10_000)
         finally:
             await core.close()

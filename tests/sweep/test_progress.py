@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from pipeline.config import BudgetConfig
+from pipeline.study import UnitSpec
 from pipeline.sweep import progress as progress_mod
 from pipeline.sweep.coordinator import Completion, Coordinator
-from pipeline.sweep.plan import TrajectorySpec
 from pipeline.sweep.progress import EndpointLive, LiveCounts, ProgressView
-from pipeline.sweep.rows import TrajectoryRecords
 from pipeline.sweep.sink import Sink
-from tests.sweep.rowfactory import row_for
+from tests.store.layouts import CARRIER_LAYOUT
+from tests.sweep.rowfactory import records_for, row_for
 
 FOLDS = 5  # folds per trajectory: 6 requests with the recall
 
@@ -66,7 +66,7 @@ def test_eta_waits_for_a_few_answered_requests() -> None:
 
 def test_a_collected_row_replaces_its_live_counts_without_double_counting() -> None:
     progress = quiet_view(planned=2)
-    spec = TrajectorySpec("run", "a", "m", "f", "q", 0, 0, 0)
+    spec = UnitSpec("run", "a", "m", "f", "q", 0, 0, 0)
     counts = LiveCounts(sent=6, completed=6, folds=FOLDS, tokens=600, finished=True)
     live = {"a": view(**{spec.row_id: counts})}
     progress.refresh(cost_usd=0.0, requests=0, live=live)
@@ -85,7 +85,7 @@ def test_a_collected_row_replaces_its_live_counts_without_double_counting() -> N
 
 def test_without_live_counters_the_eta_comes_from_trajectories() -> None:
     progress = quiet_view(planned=4)
-    spec = TrajectorySpec("run", "a", "m", "f", "q", 0, 0, 0)
+    spec = UnitSpec("run", "a", "m", "f", "q", 0, 0, 0)
     progress.record("a", row_for(spec, valid=True))
     progress.refresh(cost_usd=0.0, requests=4)
     line = progress.summary_line()
@@ -124,11 +124,11 @@ class LiveDispatcher:
     """Completes nothing until told; offers live counters like the RayDispatcher."""
 
     def __init__(self) -> None:
-        self.pending: list[TrajectorySpec] = []
+        self.pending: list[UnitSpec] = []
         self.live_calls = 0
         self.polls = 0
 
-    def submit(self, spec: TrajectorySpec) -> None:
+    def submit(self, spec: UnitSpec) -> None:
         self.pending.append(spec)
 
     def in_flight(self, config_id: str) -> int:
@@ -142,7 +142,7 @@ class LiveDispatcher:
         if self.polls < 3:
             return []
         done, self.pending = self.pending, []
-        return [Completion(s, TrajectoryRecords(row_for(s, valid=True), [], [])) for s in done]
+        return [Completion(s, records_for(s, valid=True)) for s in done]
 
     def live(self) -> dict[str, EndpointLive]:
         self.live_calls += 1
@@ -152,14 +152,14 @@ class LiveDispatcher:
 def coordinate(tmp_path: Path, progress: ProgressView, dispatcher: Any) -> None:
     Coordinator(
         dispatcher=dispatcher,
-        sink=Sink(tmp_path, "run"),
+        sink=Sink(tmp_path, "run", CARRIER_LAYOUT),
         attempt_limit=1,
         budget=BudgetConfig(),
         caps={"c1": 2},
-        lost_records=lambda spec, detail: TrajectoryRecords(row_for(spec, valid=False), [], []),
+        lost_records=lambda spec, detail: records_for(spec, valid=False),
         progress=progress,
         poll_s=0.0,
-    ).run([TrajectorySpec("run", "c1", "m", "f", "q", 0, r, 0) for r in range(2)])
+    ).run([UnitSpec("run", "c1", "m", "f", "q", 0, r, 0) for r in range(2)])
 
 
 def test_the_coordinator_hands_live_counters_to_the_progress_view(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from pipeline.store.manifest import Manifest, TrajectoryKey
+from pipeline.store.manifest import Manifest
 from pipeline.store.reader import RunDirError
-from pipeline.store.schemas import ROWS
+from pipeline.study import UnitKey
 from pipeline.sweep.plan import build_plan, plan_table
 from pipeline.sweep.resume import (
     NextAttempt,
@@ -18,13 +18,14 @@ from pipeline.sweep.resume import (
     resume_diff,
     specs_to_run,
 )
+from tests.store.layouts import ROWS
 
 SPECS = build_plan("run", [("c", "m", "f")], ["j", "q"], 3, 0, "williams")
 PLAN = plan_table(SPECS, {})
 
 
-def key(arm: str, repeat: int) -> TrajectoryKey:
-    return TrajectoryKey("c", arm, 0, repeat)
+def key(arm: str, repeat: int) -> UnitKey:
+    return UnitKey("c", arm, 0, repeat)
 
 
 def row(

@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from pipeline.carrier.fixture import fixture_json, generate
+from pipeline.carrier.study import CarrierStudy
 from pipeline.chat.errors import TransportFault
 from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
 from pipeline.config import EndpointConfig, RetryConfig, TimeoutConfig, load
-from pipeline.sweep.plan import TrajectorySpec
+from pipeline.study import UnitSpec
 from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings, trajectory_seed
 
 
@@ -26,16 +26,12 @@ class Recording:
 
 
 def settings(max_output_tokens: int | None) -> WorkerSettings:
-    cfg = load(["arms=[m]"])
-    fixture = generate(cfg.scenario, 1)
+    cfg = load(["arms=[m]", "study.fixture_seed=1"])
     return WorkerSettings(
         endpoint=EndpointConfig(
             config_id="c", model="m", family="f", max_output_tokens=max_output_tokens
         ),
-        arms=dict(cfg.arms),
-        fixture_json=fixture_json(fixture),
-        fixture_sha256="f" * 64,
-        scenario="small",
+        study=CarrierStudy.from_node(cfg.study),
         publication_date="2026-01-01",
         temperature=0.0,
         base_seed=166,
@@ -48,21 +44,23 @@ def settings(max_output_tokens: int | None) -> WorkerSettings:
 async def test_worker_runs_one_attempt_into_table_records() -> None:
     client = Recording()
     core = EndpointWorkerCore(settings(None), client=client)
-    spec = TrajectorySpec("run", "c", "m", "f", "m", 0, 1, 0, attempt=2)
+    spec = UnitSpec("run", "c", "m", "f", "m", 0, 1, 0, attempt=2)
     records = await core.run(spec)
     assert records.row["row_id"] == "c/m/g0/r1/a2"
     assert records.row["seed"] == trajectory_seed(166, spec)
     assert {r.seed for r in client.requests} == {trajectory_seed(166, spec)}
     assert records.row["publication_date"] == "2026-01-01"
-    assert len(records.folds) == 3 and len(records.checks) == 14
+    assert len(records.tables["folds"]) == 3 and len(records.tables["checks"]) == 14
+    assert {r["row_id"] for t in records.tables.values() for r in t} == {spec.row_id}
     assert len(client.requests) == 4
     assert records.row["requests"] == 4 and records.row["cost_usd"] == pytest.approx(0.04)
+    assert records.outcome.requests == 4 and records.outcome.cost_usd == pytest.approx(0.04)
 
 
 async def test_endpoint_output_cap_lowers_max_tokens_of_every_request() -> None:
     client = Recording()
     core = EndpointWorkerCore(settings(200), client=client)
-    await core.run(TrajectorySpec("run", "c", "m", "f", "m", 0, 0, 0))
+    await core.run(UnitSpec("run", "c", "m", "f", "m", 0, 0, 0))
     assert {r.max_tokens for r in client.requests} == {200}
 
 
@@ -106,7 +104,7 @@ async def arrived(client: Gated, n: int) -> None:
 async def test_counting_client_counts_requests_and_folds_as_they_happen() -> None:
     client = Gated()
     core = EndpointWorkerCore(settings(None), client=client)
-    spec = TrajectorySpec("run", "c", "m", "f", "m", 0, 0, 0)
+    spec = UnitSpec("run", "c", "m", "f", "m", 0, 0, 0)
     task = asyncio.create_task(core.run(spec))
     await arrived(client, 1)
     live = core.live()
@@ -134,7 +132,7 @@ async def test_counting_client_counts_requests_and_folds_as_they_happen() -> Non
 async def test_a_held_attempt_stays_live_until_released_and_failures_are_counted() -> None:
     client = Gated(fail_at=1)  # the second fold request fails after the client's retries
     core = EndpointWorkerCore(settings(None), client=client)
-    spec = TrajectorySpec("run", "c", "m", "f", "m", 0, 0, 0)
+    spec = UnitSpec("run", "c", "m", "f", "m", 0, 0, 0)
     task = asyncio.create_task(core.run(spec, hold=True))
     await arrived(client, 1)
     await client.answer_next()

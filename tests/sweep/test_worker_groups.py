@@ -8,9 +8,11 @@ import pytest
 
 from pipeline.config import ConfigError
 from pipeline.config.load import load
+from pipeline.store.manifest import load_manifest
+from pipeline.store.reader import read_table
 from tests.reliability.conftest import SWEEP_TIMEOUT_S
 from tests.reliability.harness import SweepHarness
-from tests.reliability.tables import view
+from tests.store.layouts import CARRIER_LAYOUT
 
 
 def test_endpoints_per_worker_below_one_is_rejected_with_the_key_named() -> None:
@@ -41,7 +43,7 @@ def test_a_sweep_with_three_endpoints_in_two_workers_completes_every_trajectory(
         h.close()
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.run_dir is not None
-    run = view(result.run_dir)
-    assert run.manifest.status == "completed"
-    assert {row["config_id"] for row in run.rows} == {"sim-00", "sim-01", "sim-02"}
-    assert len(run.rows) == 3 * 2 * 2 and all(row["valid"] for row in run.rows)
+    assert load_manifest(result.run_dir).status == "completed"
+    rows = read_table(result.run_dir, "rows", CARRIER_LAYOUT).to_pylist()
+    assert {row["config_id"] for row in rows} == {"sim-00", "sim-01", "sim-02"}
+    assert len(rows) == 3 * 2 * 2 and all(row["valid"] for row in rows)
