@@ -102,6 +102,7 @@ class UnitOutcome:
     cost_usd: float = 0.0
     simulated: bool = False  # an endpoint identified itself as foldsweep's simulator
     error_detail: str | None = None
+    steps: int = 0  # answered requests of the runner's step purpose (progress display only)
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,11 @@ class UnitRunner(Protocol):
         """The ChatRequest.purpose the progress display counts as a step (carrier: fold)."""
         ...
 
+    @property
+    def requests_per_unit(self) -> int | None:
+        """Requests one unit sends when nothing fails (the ETA's basis); None if unknown."""
+        ...
+
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         """One attempt. Infrastructure faults end as an invalid, retryable outcome, not raised."""
         ...
@@ -164,11 +170,22 @@ class StudyInputs:
     files: Mapping[str, bytes] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ProgressLabels:
+    """What the progress display calls a unit and a step (carrier: trajectories, folds)."""
+
+    unit: str = "units"
+    step: str = "steps"
+
+
 class Study(Protocol):
     """A configured study: a frozen, picklable value (it is shipped to the Ray actors)."""
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def progress_labels(self) -> ProgressLabels: ...
 
     @property
     def inputs(self) -> StudyInputs: ...

@@ -117,6 +117,7 @@ def outcome_of(result: TrajectoryResult) -> UnitOutcome:
         cost_usd=result.cost_usd,
         simulated=result.simulated,
         error_detail=error.detail if error else None,
+        steps=len(folds),
     )
 
 

@@ -56,6 +56,11 @@ class CarrierRunner:
         """One fold request per chunk."""
         return len(self.fixture.chunks)
 
+    @property
+    def requests_per_unit(self) -> int:
+        """The folds and the recall request."""
+        return len(self.fixture.chunks) + 1
+
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         arm = self.arms[spec.arm]
         inputs = TrajectoryInputs(

@@ -20,7 +20,7 @@ from pipeline.carrier.records import lost_records
 from pipeline.carrier.runner import CarrierRunner, row_context
 from pipeline.carrier.sim_model import carrier_sim_models
 from pipeline.simulated import SimBehaviour
-from pipeline.study import ProbePlan, StudyInputs, UnitResult, UnitSpec
+from pipeline.study import ProbePlan, ProgressLabels, StudyInputs, UnitResult, UnitSpec
 
 FIXTURE_FILE = "fixture.json"
 CONTEXT_SLACK_TOKENS = 1024  # system prompt, schema text and message framing
@@ -42,6 +42,7 @@ class CarrierStudy:
     fixture_sha256: str
 
     name = "carrier"
+    progress_labels = ProgressLabels(unit="trajectories", step="folds")
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> CarrierStudy:

@@ -141,7 +141,7 @@ class Coordinator:
             else:
                 self.sink.event("attempts_exhausted", config_id=spec.config_id, row_id=spec.row_id)
         if self.progress:
-            self.progress.record(spec.config_id, records.row)
+            self.progress.record(spec.config_id, records.outcome)
 
     def carry_over(self, *, cost_usd: float, requests: float, attempts: float) -> None:
         """Start from what earlier sessions of a resumed run spent (budgets are per run)."""

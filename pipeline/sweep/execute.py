@@ -85,7 +85,7 @@ def _coordinate(
     from pipeline.sweep.actors import RayDispatcher
 
     specs = session.owed_specs()
-    progress = ProgressView(len(specs), enabled=p.cfg.progress)
+    progress = ProgressView(len(specs), enabled=p.cfg.progress, labels=p.study.progress_labels)
     caps = _caps(settings)
     coordinator = Coordinator(
         dispatcher=RayDispatcher(workers, caps),

@@ -15,11 +15,12 @@ Two sources feed it:
 Live numbers are display only and never double count: an attempt is in the live counters
 until the driver collects its row, and in the row totals from then on.
 
-The ETA is based on requests (fold and recall requests): work done is every final
-trajectory's requests plus the requests the attempts in flight have had answered, against
-planned trajectories x (folds per trajectory + 1). It is shown once `ETA_MIN_REQUESTS` have
-been answered, long before the first trajectory ends. Without live counters (a dispatcher
-that has none) it falls back to final trajectories against planned trajectories.
+The ETA is based on requests: work done is every final unit's requests plus the requests the
+attempts in flight have had answered, against planned units x the runner's
+`requests_per_unit` (carrier: folds + the recall request). The display's words for a unit and
+a step come from the study (`Study.progress_labels`; carrier: trajectories, folds). The ETA is
+shown once `ETA_MIN_REQUESTS` have been answered, long before the first unit ends. Without
+live counters (a dispatcher that has none) it falls back to final units against planned units.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from pipeline.study import ProgressLabels, UnitOutcome
+
+# What a study calls its units and steps when it does not say (the carrier's words: the
+# display predates the study seam, and its tests read these).
+CARRIER_LABELS = ProgressLabels(unit="trajectories", step="folds")
 
 ETA_MIN_REQUESTS = 3  # answered requests before a request-based ETA is shown
 TTY_EVERY_S = 0.5  # the rich table is rebuilt at most this often (it refreshes twice a second)
@@ -71,6 +78,7 @@ class EndpointLive:
     # step requests per unit (carrier: one fold per fixture chunk); None: the study cannot say
     folds_per_trajectory: int | None
     attempts: dict[str, LiveCounts] = field(default_factory=dict)
+    requests_per_unit: int | None = None  # the ETA's basis (carrier: folds + recall)
 
 
 @dataclass
@@ -107,8 +115,16 @@ def _summed(attempts: Iterable[LiveCounts]) -> _LiveSum:
 
 
 class ProgressView:
-    def __init__(self, planned: int, *, enabled: bool = True, every_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        planned: int,
+        *,
+        enabled: bool = True,
+        every_s: float = 10.0,
+        labels: ProgressLabels = CARRIER_LABELS,
+    ) -> None:
         self.planned = planned
+        self.labels = labels
         self.enabled = enabled
         self.every_s = every_s
         self.started = time.monotonic()
@@ -137,19 +153,25 @@ class ProgressView:
         """Whether live counters are worth fetching (they are display only)."""
         return self.enabled
 
-    def record(self, config_id: str, row: dict[str, Any]) -> None:
+    def record(self, config_id: str, outcome: UnitOutcome) -> None:
         self.done[config_id] += 1
-        if not row["valid"]:
+        if not outcome.valid:
             self.errors[config_id] += 1
-        if row["valid"] or not row["retryable"]:
+        if outcome.valid or not outcome.retryable:
             self.finals += 1
-        self.row_requests[config_id] += int(row.get("requests") or 0)
-        self.row_folds[config_id] += int(row.get("folds") or 0)
-        tokens = (row.get("prompt_tokens") or 0) + (row.get("completion_tokens") or 0)
-        self.row_tokens[config_id] += int(tokens)
+        self.row_requests[config_id] += outcome.requests
+        self.row_folds[config_id] += outcome.steps
+        tokens = (outcome.prompt_tokens or 0) + (outcome.completion_tokens or 0)
+        self.row_tokens[config_id] += tokens
 
     def _by_endpoint(self) -> dict[str, _LiveSum]:
         return {cid: _summed(view.attempts.values()) for cid, view in self.live.items()}
+
+    def requests_per_unit(self) -> int | None:
+        """Requests per unit, as the workers report it (None before any report or if unknown)."""
+        for view in self.live.values():
+            return view.requests_per_unit
+        return None
 
     def folds_per_trajectory(self) -> int | None:
         """Steps per unit, as the workers report it (None before any report or if unknown)."""
@@ -160,15 +182,14 @@ class ProgressView:
     def _eta(self, live: Mapping[str, _LiveSum]) -> tuple[float, str] | None:
         """(seconds, basis): request-based once a few requests are answered (module doc)."""
         elapsed = time.monotonic() - self.started
-        folds = self.folds_per_trajectory()
-        if folds is not None:
-            per = folds + 1  # fold requests and the recall request
+        per = self.requests_per_unit()
+        if per is not None:
             done = self.finals * per + sum(s.completed for s in live.values())
             if done >= ETA_MIN_REQUESTS:
                 return elapsed / done * max(self.planned * per - done, 0), "requests"
         if not self.finals:
             return None
-        return elapsed / self.finals * max(self.planned - self.finals, 0), "trajectories"
+        return elapsed / self.finals * max(self.planned - self.finals, 0), self.labels.unit
 
     def eta_s(self) -> float | None:
         eta = self._eta(self._by_endpoint())
@@ -186,10 +207,11 @@ class ProgressView:
         eta = self._eta(live)
         eta_text = f"{eta[0]:.0f}s (by {eta[1]})" if eta is not None else "?"
         return (
-            f"trajectories {self.finals}/{self.planned}  "
+            f"{self.labels.unit} {self.finals}/{self.planned}  "
             f"in flight {total.running}{self._running_text(live) if per_endpoint else ''}  "
             f"attempts {sum(self.done.values())}  errors {sum(self.errors.values())}  "
-            f"requests {self.requests + total.sent} ({total.open} open)  folds {folds_text}  "
+            f"requests {self.requests + total.sent} ({total.open} open)  "
+            f"{self.labels.step} {folds_text}  "
             f"tokens {tokens}  cost ${self.cost + total.cost_usd:.4f}  eta {eta_text}"
         )
 
@@ -210,7 +232,15 @@ class ProgressView:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         live = self._by_endpoint()
         table = Table(title=self.summary_line(per_endpoint=False), title_justify="left")
-        columns = ("endpoint", "in flight", "requests", "folds", "attempts", "per min", "invalid")
+        columns = (
+            "endpoint",
+            "in flight",
+            "requests",
+            self.labels.step,
+            "attempts",
+            "per min",
+            "invalid",
+        )
         for column in columns:
             table.add_column(column)
         for config_id in sorted(set(self.done) | set(live)):

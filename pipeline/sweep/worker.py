@@ -165,7 +165,7 @@ class EndpointWorkerCore:
     def live(self) -> EndpointLive:
         """A copy of the live counts of every attempt not yet returned."""
         counts = {row_id: c.copy() for row_id, c in self.in_flight.items()}
-        return EndpointLive(self.runner.steps_per_unit, counts)
+        return EndpointLive(self.runner.steps_per_unit, counts, self.runner.requests_per_unit)
 
     async def _run(self, spec: UnitSpec, client: ChatClient) -> UnitRecords:
         ctx = self.context(spec)

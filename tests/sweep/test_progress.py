@@ -9,19 +9,19 @@ from typing import Any
 import pytest
 
 from pipeline.config import BudgetConfig
-from pipeline.study import UnitSpec
+from pipeline.study import UnitOutcome, UnitSpec
 from pipeline.sweep import progress as progress_mod
 from pipeline.sweep.coordinator import Completion, Coordinator
 from pipeline.sweep.progress import EndpointLive, LiveCounts, ProgressView
 from pipeline.sweep.sink import Sink
 from tests.store.layouts import CARRIER_LAYOUT
-from tests.sweep.rowfactory import records_for, row_for
+from tests.sweep.rowfactory import records_for
 
 FOLDS = 5  # folds per trajectory: 6 requests with the recall
 
 
 def view(**attempts: LiveCounts) -> EndpointLive:
-    return EndpointLive(FOLDS, dict(attempts))
+    return EndpointLive(FOLDS, dict(attempts), FOLDS + 1)
 
 
 def field(line: str, name: str) -> str:
@@ -73,9 +73,10 @@ def test_a_collected_row_replaces_its_live_counts_without_double_counting() -> N
     before = progress.summary_line()
     # the dispatcher drops the attempt from the live view when it collects its row ...
     del live["a"].attempts[spec.row_id]
-    row = row_for(spec, valid=True) | {"requests": 6, "folds": FOLDS, "prompt_tokens": 500}
-    row["completion_tokens"] = 100
-    progress.record("a", row)
+    outcome = UnitOutcome(
+        valid=True, requests=6, prompt_tokens=500, completion_tokens=100, steps=FOLDS
+    )
+    progress.record("a", outcome)
     progress.refresh(cost_usd=0.0, requests=6, live=live)  # ... and the coordinator counts it
     after = progress.summary_line()
     for name in ("requests", "folds", "tokens"):
@@ -85,8 +86,7 @@ def test_a_collected_row_replaces_its_live_counts_without_double_counting() -> N
 
 def test_without_live_counters_the_eta_comes_from_trajectories() -> None:
     progress = quiet_view(planned=4)
-    spec = UnitSpec("run", "a", "m", "f", "q", 0, 0, 0)
-    progress.record("a", row_for(spec, valid=True))
+    progress.record("a", UnitOutcome(valid=True))
     progress.refresh(cost_usd=0.0, requests=4)
     line = progress.summary_line()
     assert "(by trajectories)" in line and field(line, "folds") == "0"

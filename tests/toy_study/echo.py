@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from pipeline.simulated import SimBehaviour, SimReply
 from pipeline.study import (
     Column,
     ProbePlan,
+    ProgressLabels,
     StudyInputs,
     TableSpec,
     UnitContext,
@@ -49,6 +50,7 @@ class EchoSim:
 class EchoRunner:
     steps_per_unit = 1
     step_purpose = "echo"
+    requests_per_unit = 1
 
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         sent = f"{PREFIX}{spec.row_id}"
@@ -72,6 +74,7 @@ class EchoRunner:
             cost_usd=response.cost_usd,
             simulated=response.simulated,
         )
+        outcome = replace(outcome, steps=1)
         row = {"echo_matches": response.text == sent}
         return UnitResult(outcome, row, {"echoes": [{"sent": sent, "echoed": response.text}]})
 
@@ -80,6 +83,10 @@ class EchoRunner:
 class EchoStudy:
     arm_names: tuple[str, ...]
     name: str = "echo"
+
+    @property
+    def progress_labels(self) -> ProgressLabels:
+        return ProgressLabels(unit="echo units", step="echoes")
 
     @property
     def inputs(self) -> StudyInputs:
