@@ -1,0 +1,1 @@
+"""Jobs of the tool-output study (issue 11): file inputs and analysis; I/O lives here."""

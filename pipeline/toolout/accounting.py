@@ -1,0 +1,426 @@
+"""Request accounting under a cache model: hits, writes, cost, and a cause for every missed token.
+
+Input is one transcript × arm's request sequence as the replay built it: each request a tuple
+of blocks (one per message, with its estimated tokens and whether the replay may put a
+breakpoint on it), the output tokens and a timestamp. Per request the result holds input,
+cached (hit), written and uncached tokens, output tokens, the cost in USD and the missed tokens
+split by cause. Always `input = cached + written + uncached`, `missed = written + uncached =
+the sum of the causes`, and the cost is the sum of its parts.
+
+The cache state is every prefix an earlier request left in the cache, with the time it was
+last used; a prefix is alive while `now − last_used <= ttl_seconds`. Decisions:
+
+- **Blocks are the match unit.** Two blocks match when their keys (the serialised message)
+  are equal; a hit ends on a block boundary, so tokens a provider would match inside a changed
+  block are counted as missed (conservative). The prefix a request shares with the cache is
+  its longest run of leading blocks that an earlier request sent in the same order.
+- **Time.** A request's timestamp is the transcript's; a missing one is the previous request's
+  time plus `think_time_s` (default 30 s), never past the next recorded time (missing ones
+  before the first recorded time count back from it). TTLs are measured between request
+  times; a recorded time that goes backwards is a bug (ValueError).
+- **Hits per kind** (cache_models.py): `automatic_prefix` rounds the shared prefix down to
+  `step_tokens` and hits nothing below the model's minimum; `prefix_units` hits the furthest
+  end of an earlier request's input (or output, with `output_cached`) or `unit_tokens` grid
+  point inside the shared prefix; `explicit_breakpoints` hits the furthest boundary holding an
+  alive entry within `lookback_blocks` blocks before one of this request's breakpoints, writes
+  (at `cache_write`) from the hit up to its last breakpoint at or above the minimum and bills
+  the rest as input. Of more flagged blocks than `max_breakpoints`, the first (the stable
+  system/tools prefix) and the last `max_breakpoints − 1` are used, as harnesses do.
+  A `none` model bills everything as input.
+- **Writes.** Only `explicit_breakpoints` bills a write; elsewhere a stored token is billed as
+  ordinary input, so `written` is 0 and the miss is `uncached`.
+- **Causes**, laid end to end on the request's tokens after the hit:
+  `ttl_expiry` (would have hit had the entries not expired), then `below_minimum` (the whole
+  shared prefix, when it is under the model's minimum) or `granularity` (the rest of the
+  shared prefix that the model lets no hit land on: step or unit rounding, or for breakpoints
+  no entry on that boundary or none within the lookback), then `rewrite` (blocks sitting where
+  an earlier request's different blocks were: the prefix changed) and `cold_start` (tokens no
+  earlier request sent there: the first request and every request's new tail). For
+  breakpoints, when the request diverges from an earlier one, the shared prefix no breakpoint
+  can reach any more is `rewrite`, not `granularity`: without the rewrite the earlier entry
+  would have hit (a rewrite deep in history loses everything after the nearest entry within
+  the lookback, often everything after the system prompt). Under `none`
+  every token is `cold_start` (the cache is always cold). A cause's USD is what its tokens
+  were billed (written or input rate), so hit cost + causes + output = request cost.
+- **Unknown prices fail closed**: `UnknownPriceError` before anything is accounted.
+Pure: values in, values out; the cache state lives in one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, get_args
+
+from pipeline.toolout.cache_models import CacheModel, ModelPrices
+
+DEFAULT_THINK_TIME_S = 30.0  # assumed seconds between requests where the transcript has no time
+MTOK = 1_000_000
+
+MissCause = Literal["cold_start", "rewrite", "ttl_expiry", "below_minimum", "granularity"]
+MISS_CAUSES: tuple[MissCause, ...] = get_args(MissCause)
+
+
+@dataclass(frozen=True)
+class CacheBlock:
+    """One block of a request as the cache sees it."""
+
+    key: str  # the serialised block; equal keys are equal bytes for the cache
+    tokens: int
+    breakpoint: bool = False  # the replay may put an explicit cache breakpoint after it
+
+    @classmethod
+    def of(cls, role: str, text: str, tokens: int, *, breakpoint: bool = False) -> CacheBlock:
+        """A message block keyed by its role and text (the replay's `Block` fields)."""
+        return cls(f"{role}\x00{text}", tokens, breakpoint)
+
+
+@dataclass(frozen=True)
+class CacheRequest:
+    """One request: its blocks in order, its output tokens and its time, where recorded."""
+
+    blocks: tuple[CacheBlock, ...]
+    output_tokens: int = 0
+    timestamp: float | None = None  # seconds; None: think-time assumption
+    output_block: CacheBlock | None = None  # the model output as the next request carries it
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(b.tokens for b in self.blocks)
+
+
+def link_outputs(requests: Sequence[CacheRequest]) -> tuple[CacheRequest, ...]:
+    """Each request's `output_block` set to the block that follows its prefix in the next one.
+
+    In a replay of visible history that block is the assistant turn the request produced (the
+    policies never rewrite assistant turns), which `output_cached` models can hit.
+    """
+    linked = list(requests)
+    for i in range(len(linked) - 1):
+        mine, following = linked[i], linked[i + 1]
+        if len(following.blocks) > len(mine.blocks) and mine.output_block is None:
+            linked[i] = replace(mine, output_block=following.blocks[len(mine.blocks)])
+    return tuple(linked)
+
+
+@dataclass(frozen=True)
+class CauseCost:
+    tokens: int
+    usd: float
+
+
+_ZERO = CauseCost(0, 0.0)
+
+
+@dataclass(frozen=True)
+class Misses:
+    """Missed tokens of one request (or a sum of requests) by cause."""
+
+    cold_start: CauseCost = _ZERO
+    rewrite: CauseCost = _ZERO
+    ttl_expiry: CauseCost = _ZERO
+    below_minimum: CauseCost = _ZERO
+    granularity: CauseCost = _ZERO
+
+    def items(self) -> Iterator[tuple[MissCause, CauseCost]]:
+        for cause in MISS_CAUSES:
+            yield cause, getattr(self, cause)
+
+    @property
+    def tokens(self) -> int:
+        return sum(c.tokens for _, c in self.items())
+
+    @property
+    def usd(self) -> float:
+        return sum(c.usd for _, c in self.items())
+
+    def __add__(self, other: Misses) -> Misses:
+        return Misses(
+            **{
+                cause: CauseCost(mine.tokens + theirs.tokens, mine.usd + theirs.usd)
+                for (cause, mine), (_, theirs) in zip(self.items(), other.items(), strict=True)
+            }
+        )
+
+
+@dataclass(frozen=True)
+class RequestCost:
+    index: int
+    time_s: float
+    time_assumed: bool  # the think-time assumption, not the transcript, set the time
+    input_tokens: int
+    cached_tokens: int
+    written_tokens: int
+    uncached_tokens: int
+    output_tokens: int
+    cost_usd: float
+    misses: Misses
+
+    @property
+    def missed_tokens(self) -> int:
+        return self.written_tokens + self.uncached_tokens
+
+
+@dataclass(frozen=True)
+class SessionCost:
+    """One transcript × arm under one cache model and priced model."""
+
+    cache_model: str
+    model: str
+    requests: tuple[RequestCost, ...]
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(r.cost_usd for r in self.requests)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(r.input_tokens for r in self.requests)
+
+    @property
+    def cached_tokens(self) -> int:
+        return sum(r.cached_tokens for r in self.requests)
+
+    @property
+    def misses(self) -> Misses:
+        total = Misses()
+        for r in self.requests:
+            total = total + r.misses
+        return total
+
+
+def request_times(
+    requests: Sequence[CacheRequest], think_time_s: float = DEFAULT_THINK_TIME_S
+) -> list[tuple[float, bool]]:
+    """(time, assumed) per request: the recorded time, else the think-time assumption."""
+    if think_time_s < 0:
+        raise ValueError(f"think_time_s must be >= 0, got {think_time_s}")
+    upcoming: list[float | None] = []  # the next recorded time at or after each request
+    following: float | None = None
+    for r in reversed(requests):
+        following = r.timestamp if r.timestamp is not None else following
+        upcoming.append(following)
+    upcoming.reverse()
+    times: list[tuple[float, bool]] = []
+    for i, r in enumerate(requests):
+        nxt = upcoming[i]
+        if r.timestamp is not None:
+            now, assumed = r.timestamp, False
+        elif not times:  # the first request: count back from the first recorded time
+            first = next((j for j, q in enumerate(requests) if q.timestamp is not None), 0)
+            now, assumed = (0.0 if nxt is None else nxt - first * think_time_s), True
+        else:  # never past the next recorded time
+            now = times[-1][0] + think_time_s
+            now, assumed = (now if nxt is None else min(now, nxt)), True
+        if times and now < times[-1][0]:
+            raise ValueError(f"request {i}: time {now} is before request {i - 1}'s {times[-1][0]}")
+        times.append((now, assumed))
+    return times
+
+
+def account(
+    requests: Sequence[CacheRequest],
+    cache_model: CacheModel,
+    model: str,
+    *,
+    think_time_s: float = DEFAULT_THINK_TIME_S,
+) -> SessionCost:
+    """Every request of one sequence billed under `cache_model` at `model`'s prices."""
+    prices = cache_model.prices_for(model)  # unknown prices raise before anything is billed
+    ledger = _Ledger(cache_model, cache_model.min_tokens_for(model))
+    times = request_times(requests, think_time_s)
+    costs = tuple(
+        ledger.bill(i, r, now, assumed, prices)
+        for i, (r, (now, assumed)) in enumerate(zip(requests, times, strict=True))
+    )
+    return SessionCost(cache_model.name, model, costs)
+
+
+@dataclass(frozen=True)
+class _Split:
+    """Token positions of one request: [0, hit) read, [hit, write_end) written, rest input."""
+
+    hit: int
+    write_end: int
+    hit_boundary: int  # blocks of the hit prefix (0: no hit)
+    ttl_expiry: int
+    below_minimum: int
+    granularity: int
+    rewrite: int
+    cold_start: int
+
+
+class _Ledger:
+    """The cache state of one account() call (its only owner)."""
+
+    def __init__(self, cache_model: CacheModel, min_tokens: int) -> None:
+        self.m = cache_model
+        self.min_tokens = min_tokens
+        self.ids: dict[tuple[int, str], int] = {}  # (parent prefix id, block key) -> prefix id
+        self.extent: dict[
+            int, int
+        ] = {}  # prefix id -> most blocks an earlier request sent through it
+        self.cached: dict[int, float] = {}  # prefix id -> time the entry was last written or read
+        self.ends: set[int] = set()  # prefix_units: prefixes that ended an input or an output
+
+    def _id(self, parent: int, key: str) -> int:
+        return self.ids.setdefault((parent, key), len(self.ids) + 1)
+
+    def _alive(self, pid: int, now: float) -> bool:
+        used = self.cached.get(pid)
+        ttl = self.m.ttl_seconds
+        return used is not None and (ttl is None or now - used <= ttl)
+
+    def bill(
+        self, index: int, request: CacheRequest, now: float, assumed: bool, prices: ModelPrices
+    ) -> RequestCost:
+        if request.output_tokens < 0 or any(b.tokens < 0 for b in request.blocks):
+            raise ValueError(f"request {index}: token counts must be >= 0")
+        pids = [0]
+        pos = [0]
+        for block in request.blocks:
+            pids.append(self._id(pids[-1], block.key))
+            pos.append(pos[-1] + block.tokens)
+        split = self._split(request, pids, pos, now)
+        self._remember(request, pids, pos, now, split)
+        total = pos[-1]
+
+        def billed(start: int, length: int) -> float:
+            """USD of the tokens [start, start + length) beyond the hit (written, then input)."""
+            end = start + length
+            written = max(0, min(end, split.write_end) - max(start, split.hit))
+            return (written * prices.cache_write + (length - written) * prices.input) / MTOK
+
+        causes: dict[str, CauseCost] = {}
+        cursor = split.hit
+        for cause in ("ttl_expiry", "below_minimum", "granularity", "rewrite", "cold_start"):
+            tokens = getattr(split, cause)
+            causes[cause] = CauseCost(tokens, billed(cursor, tokens))
+            cursor += tokens
+        assert cursor == total, (cursor, total)
+        written = split.write_end - split.hit
+        uncached = total - split.write_end
+        cost = (
+            split.hit * prices.cache_read
+            + written * prices.cache_write
+            + uncached * prices.input
+            + request.output_tokens * prices.output
+        ) / MTOK
+        return RequestCost(
+            index=index,
+            time_s=now,
+            time_assumed=assumed,
+            input_tokens=total,
+            cached_tokens=split.hit,
+            written_tokens=written,
+            uncached_tokens=uncached,
+            output_tokens=request.output_tokens,
+            cost_usd=cost,
+            misses=Misses(**causes),
+        )
+
+    def _split(self, request: CacheRequest, pids: list[int], pos: list[int], now: float) -> _Split:
+        blocks = len(request.blocks)
+        total = pos[-1]
+        if self.m.kind == "none":
+            return _Split(0, 0, 0, 0, 0, 0, 0, total)
+        shared = 0  # leading blocks an earlier request sent in this order
+        while shared < blocks and pids[shared + 1] in self.extent:
+            shared += 1
+        extent = self.extent.get(pids[shared], 0)
+        rewrite_end = min(extent, blocks) if extent > shared else shared
+        rewrite = pos[rewrite_end] - pos[shared]
+        cold = total - pos[rewrite_end]
+
+        write_end: int | None = None
+        if self.m.kind == "explicit_breakpoints":
+            boundary, reachable, write_end = self._breakpoint_hits(request, pids, pos, shared, now)
+            hit = pos[boundary]
+            below = pos[shared] < self.min_tokens
+        else:
+            # the furthest alive prefix (a longer alive entry holds every shorter prefix)
+            alive = next((i for i in range(shared, 0, -1) if self._alive(pids[i], now)), 0)
+            hit = self._hit_at(pids, pos, alive)
+            boundary = alive if hit else 0
+            reachable = self._hit_at(pids, pos, shared)  # every shared prefix was cached
+            below = reachable == 0
+        if below:
+            ttl, below_min, granularity = 0, pos[shared] - hit, 0
+        else:
+            ttl, below_min, granularity = reachable - hit, 0, pos[shared] - reachable
+            if self.m.kind == "explicit_breakpoints" and shared < min(extent, blocks):
+                # the rewrite moved the match end away from every entry a breakpoint can reach
+                rewrite, granularity = rewrite + granularity, 0
+        if write_end is None or write_end < hit:
+            write_end = hit
+        return _Split(hit, write_end, boundary, ttl, below_min, granularity, rewrite, cold)
+
+    def _hit_at(self, pids: list[int], pos: list[int], boundary: int) -> int:
+        """The automatic hit when the first `boundary` blocks are matched and alive."""
+        matched = pos[boundary]
+        if self.m.kind == "prefix_units":
+            grid = matched - matched % self.m.unit_tokens
+            end = next((pos[i] for i in range(boundary, 0, -1) if pids[i] in self.ends), 0)
+            hit = max(grid, end)
+        else:
+            hit = matched - matched % self.m.step_tokens
+        return hit if hit >= self.min_tokens and hit > 0 else 0
+
+    def _breakpoints(self, request: CacheRequest) -> list[int]:
+        """Boundaries (block count) closed by the breakpoints this request uses."""
+        flagged = [i + 1 for i, b in enumerate(request.blocks) if b.breakpoint]
+        most = self.m.max_breakpoints
+        if len(flagged) <= most:
+            return flagged
+        return flagged[-1:] if most == 1 else [flagged[0], *flagged[-(most - 1) :]]
+
+    def _breakpoint_hits(
+        self, request: CacheRequest, pids: list[int], pos: list[int], shared: int, now: float
+    ) -> tuple[int, int, int | None]:
+        """(hit boundary, hit tokens had nothing expired, write end) for explicit breakpoints."""
+        breakpoints = self._breakpoints(request)
+        reach: set[int] = set()
+        for b in breakpoints:
+            reach.update(range(max(1, b - self.m.lookback_blocks), min(b, shared) + 1))
+        boundary = reachable = 0
+        for i in sorted(reach, reverse=True):
+            if pids[i] in self.cached:
+                reachable = max(reachable, pos[i])
+                if self._alive(pids[i], now):
+                    boundary = i
+                    break
+        eligible = [b for b in breakpoints if pos[b] >= self.min_tokens]
+        write_end = pos[max(eligible)] if eligible else None
+        return boundary, reachable, write_end
+
+    def _remember(
+        self, request: CacheRequest, pids: list[int], pos: list[int], now: float, split: _Split
+    ) -> None:
+        blocks = len(request.blocks)
+        sent = blocks
+        out_pid: int | None = None
+        if self.m.kind == "prefix_units" and self.m.output_cached and request.output_block:
+            out_pid = self._id(pids[-1], request.output_block.key)
+            sent = blocks + 1
+        for pid in (*pids, *(() if out_pid is None else (out_pid,))):
+            if self.extent.get(pid, -1) < sent:
+                self.extent[pid] = sent
+        if self.m.kind == "none":
+            return
+        if self.m.kind == "explicit_breakpoints":
+            for b in self._breakpoints(request):
+                if pos[b] >= self.min_tokens and (
+                    self.m.refresh_on_read or not self._alive(pids[b], now)
+                ):
+                    self.cached[pids[b]] = now
+            if split.hit_boundary and self.m.refresh_on_read:
+                self.cached[pids[split.hit_boundary]] = now
+            return
+        for pid in pids[1:]:  # the whole prompt is stored (a read refreshes, if the rule says so)
+            if self.m.refresh_on_read or not self._alive(pid, now):
+                self.cached[pid] = now
+        if self.m.kind == "prefix_units":
+            self.ends.add(pids[-1])
+            if out_pid is not None:
+                self.cached[out_pid] = now
+                self.ends.add(out_pid)
