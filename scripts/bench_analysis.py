@@ -7,7 +7,8 @@ with an extra infrastructure attempt) and checks/ (14 per row), writes them with
 then times, each in a fresh subprocess so peak memory is its own:
 - baseline: a bare polars scan + group_by(row_id) of checks (the cheapest pass over the data);
 - resume_keys: reading (config_id, arm, execution_group, repeat, attempt) from rows/;
-- analyze: jobs.analyze with every default contrast and the 10,000-resample bootstrap.
+- analyze: jobs.analyze with every default contrast and the 10,000-resample bootstrap, then
+  the report (what a sweep's analysis does).
 It prints seconds, peak RSS and the ratio of each to the baseline measured in the same run.
 """
 
@@ -136,8 +137,10 @@ def measure(step: str, run_dir: Path) -> dict[str, float]:
         ).collect()
     elif step == "analyze":
         from jobs import analyze
+        from jobs.carrier.report import render_report
 
         analyze(run_dir)
+        render_report(run_dir)  # a sweep's analysis ends with the report; time both
     else:
         raise ValueError(step)
     seconds = time.perf_counter() - started

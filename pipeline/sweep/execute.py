@@ -269,6 +269,7 @@ def _run_session(
         record_session(p.run_dir, temp_dir)
         os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process
     init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir)
+    stop.install()  # Ray's init replaced the SIGTERM handler with its own exit
     workers = start_workers(settings, p.cfg.ray.endpoints_per_worker)
     if not p.resuming:
         not_run, verdicts = _probe_all(p, workers, sink)

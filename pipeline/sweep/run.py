@@ -144,8 +144,11 @@ class StopFlag:
         print("stopping: finishing attempts in flight (signal again to abort)", file=sys.stderr)
 
     def install(self) -> None:
+        """(Re)install the handlers. `ray.init` replaces SIGTERM's with its own `sys.exit(15)`,
+        so the sweep installs them again after it; `restore` puts back what was there before
+        the first install."""
         for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._handle)
+            self._previous.setdefault(sig, signal.signal(sig, self._handle))
 
     def restore(self) -> None:
         for sig, handler in self._previous.items():

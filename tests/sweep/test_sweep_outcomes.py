@@ -151,3 +151,20 @@ def test_a_resumed_manifest_forgets_what_ended_its_last_session() -> None:
     reopened = _reopened(failed)
     assert (reopened.status, reopened.finished_at) == ("running", None)
     assert reopened.extra == {"overrides": ["+panel=sim"]}
+
+
+def test_stop_flag_reinstalled_after_ray_init_owns_sigterm_and_restores_the_original() -> None:
+    """ray.init replaces SIGTERM's handler with sys.exit(15): the sweep installs its own again
+    (seen in CI as exit 15 instead of 143 when SIGTERM came after Ray had started)."""
+    import signal
+
+    original = signal.getsignal(signal.SIGTERM)
+    flag = StopFlag()
+    flag.install()
+    try:
+        signal.signal(signal.SIGTERM, lambda signum, frame: None)  # what ray.init does
+        flag.install()
+        assert signal.getsignal(signal.SIGTERM) == flag._handle
+    finally:
+        flag.restore()
+    assert signal.getsignal(signal.SIGTERM) == original
