@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
 from pipeline.chat.messages import ChatClient
+from pipeline.config.schema import EndpointConfig
 from pipeline.simulated import SimBehaviour
 
 Record = dict[str, Any]
@@ -196,8 +197,14 @@ class Study(Protocol):
 
     def probe_plan(self) -> ProbePlan: ...
 
-    def runner(self) -> UnitRunner:
-        """Called once per EndpointWorker; may build caches shared by that worker's units."""
+    @property
+    def default_panel(self) -> str | None:
+        """The panel `sweep` uses when none is given (None: the embedded local panel)."""
+        ...
+
+    def runner(self, endpoint: EndpointConfig) -> UnitRunner:
+        """Called once per EndpointWorker, for the endpoint it serves; may build caches shared
+        by that worker's units."""
         ...
 
     def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:

@@ -19,6 +19,7 @@ from pipeline.carrier.fixture_model import chunk_tokens
 from pipeline.carrier.records import lost_records
 from pipeline.carrier.runner import CarrierRunner, row_context
 from pipeline.carrier.sim_model import carrier_sim_models
+from pipeline.config.schema import EndpointConfig
 from pipeline.simulated import SimBehaviour
 from pipeline.study import ProbePlan, ProgressLabels, StudyInputs, UnitResult, UnitSpec
 
@@ -75,7 +76,9 @@ class CarrierStudy:
         }
         return ProbePlan(shapes, context_tokens_needed(self.fixture, arms))
 
-    def runner(self) -> CarrierRunner:
+    default_panel = None  # the embedded local panel
+
+    def runner(self, endpoint: EndpointConfig) -> CarrierRunner:
         return CarrierRunner(
             dict(self.config.arms), self.fixture_bytes, self.fixture_sha256, self.inputs.label
         )

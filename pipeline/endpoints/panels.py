@@ -41,7 +41,7 @@ from pipeline.config import (
 from pipeline.endpoints.catalog import Catalog, CatalogEntry, load_catalog, recency_cutoff
 from pipeline.usererror import UserError
 
-KINDS = ("hosted", "local", "sim", "endpoint")
+KINDS = ("hosted", "local", "sim", "endpoint", "offline")
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,9 @@ def materialize(cfg: RunConfig) -> PanelConfig:
         _no_declared_configs(cfg.panel, "endpoint.* overrides or endpoint.panel_file")
         panel = dataclasses.replace(cfg.panel, configs=_endpoint_configs(cfg))
     elif cfg.panel.kind in ("hosted", "local"):
+        panel = cfg.panel
+    elif cfg.panel.kind == "offline":
+        _no_endpoints(cfg.panel)
         panel = cfg.panel
     else:
         raise ConfigError(
@@ -163,6 +166,17 @@ def _check_base_url(panel: PanelConfig, config: EndpointConfig, cfg: RunConfig) 
         f"configuration {config.config_id}: {source} {shown!r} {problem}; give an absolute "
         f"http(s) URL with a host and the API prefix, e.g. {example}"
     )
+
+
+def _no_endpoints(panel: PanelConfig) -> None:
+    """An offline panel prices configurations without serving them: no base URL, no key."""
+    for config in panel.configs:
+        if config.base_url or config.api_key_env:
+            raise ConfigError(
+                f"configuration {config.config_id} of offline panel '{panel.name}' names an "
+                "endpoint (base_url or api_key_env); offline configurations are never sent a "
+                "request: drop them, or use a hosted/endpoint panel"
+            )
 
 
 def load_panel_catalog(panel: PanelConfig) -> Catalog | None:

@@ -47,6 +47,9 @@ def _probe_all(
 ) -> tuple[dict[tuple[str, str], str], list[dict[str, Any]]]:
     import ray
 
+    if p.resolution.kind == "offline":  # nothing is served, so there is nothing to probe
+        sink.event("probe_skipped", reason="offline panel")
+        return {}, []
     plan = p.study.probe_plan()
     needed = plan.context_tokens
     refs, needs_by_config = {}, {}

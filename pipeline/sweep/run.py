@@ -85,6 +85,10 @@ def prepare(overrides: Sequence[str]) -> Prepared:
     resolved = compose_dict(overrides)
     definition = studies.definition(cfg.study_name)
     study = definition.configure(cfg.study)
+    if cfg.panel is None and study.default_panel is not None:
+        overrides = [*overrides, f"+panel={study.default_panel}"]
+        cfg = load(overrides)
+        resolved = compose_dict(overrides)
     panel = materialize(cfg)
     resolution = resolve(panel, load_panel_catalog(panel))
     if not resolution.included:
@@ -173,6 +177,7 @@ def worker_settings(
         temperature=cfg.temperature,
         base_seed=cfg.seed,
         simulated=p.simulated,
+        offline=p.resolution.kind == "offline",
         retry=cfg.retry,
         timeouts=cfg.timeouts,
     )

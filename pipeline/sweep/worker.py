@@ -20,6 +20,7 @@ from typing import Any
 
 from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
+from pipeline.endpoints.offline import OfflineClient
 from pipeline.study import Study, UnitContext, UnitRunner, UnitSpec
 from pipeline.sweep.progress import EndpointLive, LiveCounts
 from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
@@ -37,6 +38,7 @@ class WorkerSettings:
     simulated: bool
     retry: RetryConfig
     timeouts: TimeoutConfig
+    offline: bool = False  # an offline panel: the runner gets a client that refuses requests
 
 
 def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
@@ -100,7 +102,7 @@ class EndpointWorkerCore:
 
     def __init__(self, settings: WorkerSettings, client: ChatClient | None = None) -> None:
         self.settings = settings
-        self.runner: UnitRunner = settings.study.runner()
+        self.runner: UnitRunner = settings.study.runner(settings.endpoint)
         self._client = client
         self._closers: list[Any] = []
         self.client: CappedClient | None = None
@@ -110,7 +112,12 @@ class EndpointWorkerCore:
 
     async def ensure_client(self) -> CappedClient:
         if self.client is None:
-            inner = self._client if self._client is not None else await self._http_client()
+            if self._client is not None:
+                inner = self._client
+            elif self.settings.offline:
+                inner = OfflineClient(self.settings.endpoint.config_id)
+            else:
+                inner = await self._http_client()
             self.client = CappedClient(inner, self.settings.endpoint.max_output_tokens)
         return self.client
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from pipeline.chat.errors import EndpointError, InfrastructureFault
 from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest
+from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
 from pipeline.simulated import SimBehaviour, SimReply
 from pipeline.study import (
@@ -98,7 +99,9 @@ class EchoStudy:
     def probe_plan(self) -> ProbePlan:
         return ProbePlan({arm: frozenset({"plain"}) for arm in self.arm_names}, 256)
 
-    def runner(self) -> EchoRunner:
+    default_panel = None
+
+    def runner(self, endpoint: EndpointConfig) -> EchoRunner:
         return EchoRunner()
 
     def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
