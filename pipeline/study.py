@@ -169,6 +169,8 @@ class StudyInputs:
     label: str
     digest: str | None = None
     files: Mapping[str, bytes] = field(default_factory=dict)
+    record: Mapping[str, Any] = field(default_factory=dict)  # manifest extra.inputs
+    warnings: tuple[str, ...] = ()  # one line each, printed before anything starts
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,19 @@ class Study(Protocol):
         ...
 
     def probe_plan(self) -> ProbePlan: ...
+
+    @property
+    def order_matters(self) -> bool:
+        """Whether the order units run in can change their results (carrier: carryover).
+
+        The sweep warns about an unclosed schedule only when it does; a deterministic replay
+        gives the same result in any order."""
+        ...
+
+    @property
+    def panel_kinds(self) -> frozenset[str] | None:
+        """The panel kinds the study can run on (None: any); others are refused up front."""
+        ...
 
     @property
     def default_panel(self) -> str | None:

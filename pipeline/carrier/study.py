@@ -77,6 +77,8 @@ class CarrierStudy:
         return ProbePlan(shapes, context_tokens_needed(self.fixture, arms))
 
     default_panel = None  # the embedded local panel
+    panel_kinds = None  # any
+    order_matters = True  # first-order carryover between arms is why the schedule exists
 
     def runner(self, endpoint: EndpointConfig) -> CarrierRunner:
         return CarrierRunner(

@@ -16,7 +16,10 @@ from pipeline.study import StudyDefinition
 from pipeline.usererror import UserError
 
 # name -> "module:attribute" of its StudyDefinition; imported only when asked for
-_BUILT_IN = {"carrier": "pipeline.studies.carrier:DEFINITION"}
+_BUILT_IN = {
+    "carrier": "pipeline.studies.carrier:DEFINITION",
+    "toolout": "pipeline.studies.toolout:DEFINITION",
+}
 _REGISTERED: dict[str, StudyDefinition] = {}
 
 

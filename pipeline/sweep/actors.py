@@ -29,11 +29,12 @@ both live and as a row.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import ray
@@ -142,7 +143,30 @@ def init_ray(address: str, num_cpus: int | None = None, temp_dir: str | None = N
             kwargs["_temp_dir"] = temp_dir
     else:
         kwargs.update(address=address)
-    ray.init(**kwargs)
+    with _driver_keeps_sigterm():
+        ray.init(**kwargs)
+
+
+@contextlib.contextmanager
+def _driver_keeps_sigterm() -> Iterator[None]:
+    """Keep the sweep's SIGTERM handler through `ray.init`.
+
+    ray.init installs its own driver handler (`sys.exit(15)`) early and then spends seconds
+    starting GCS and the raylet, so a SIGTERM in that window ended the sweep with exit 15, no
+    manifest status and no resume line (tests/sweep/test_sweep_exit_codes.py). Ray's hook is a
+    private function; if it moves, this patch does nothing and the sweep's reinstall after
+    init (pipeline/sweep/execute.py) still owns SIGTERM from then on.
+    """
+    import ray._private.utils as ray_utils
+
+    original = getattr(ray_utils, "set_sigterm_handler", None)
+    if original is not None:
+        ray_utils.set_sigterm_handler = lambda handler: None
+    try:
+        yield
+    finally:
+        if original is not None:
+            ray_utils.set_sigterm_handler = original
 
 
 def batch_size(cap: int) -> int:

@@ -201,7 +201,7 @@ def execute_sweep(
     exit code and text.
     """
     p = prepare(overrides)
-    warning = schedule_closure(p).warning()
+    warning = schedule_closure(p).warning() if p.study.order_matters else None
     prepare_run_dir(p)
     import ray  # after validation: bad input fails fast, before Ray is even imported
 
@@ -216,6 +216,8 @@ def execute_sweep(
     print(f"run directory: {p.run_dir}", file=sys.stderr, flush=True)
     if warning is not None and not p.resuming:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
+    for line in p.study.inputs.warnings:
+        print(f"warning: {line}", file=sys.stderr, flush=True)
     started_ray = not ray.is_initialized()
     fatal: str | None = None
     sim_models = []

@@ -93,7 +93,15 @@ def prepare(overrides: Sequence[str]) -> Prepared:
     resolution = resolve(panel, load_panel_catalog(panel))
     if not resolution.included:
         raise RunDirError("no configuration of the panel passes its rules; see `pipeline panel`")
+    kinds = study.panel_kinds
+    if kinds is not None and resolution.kind not in kinds:
+        raise RunDirError(
+            f"study {definition.name} runs on panel kinds {', '.join(sorted(kinds))}, not "
+            f"{resolution.kind} (panel {panel.name}); drop +panel to use its default"
+        )
     check_secrets(resolution)
+    for inc in resolution.included:  # a runner that cannot be built fails here, not in an actor
+        study.runner(inc.endpoint)
     inputs = study.inputs
     if resume_dir is not None and manifest is not None:
         check_resume_compatible(
@@ -232,6 +240,7 @@ def new_manifest(p: Prepared) -> Manifest:
             "panel_excluded": excluded,
             "simulated": p.simulated,
             "schedule": [schedule_closure(p).as_record()],
+            "inputs": dict(p.study.inputs.record),
         },
     )
 

@@ -100,6 +100,8 @@ class EchoStudy:
         return ProbePlan({arm: frozenset({"plain"}) for arm in self.arm_names}, 256)
 
     default_panel = None
+    panel_kinds = None
+    order_matters = True
 
     def runner(self, endpoint: EndpointConfig) -> EchoRunner:
         return EchoRunner()

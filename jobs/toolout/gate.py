@@ -1,0 +1,24 @@
+"""The economic gate's decisions and their regret (the N it assumed against the transcript's)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+
+def gate_table(decisions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    asked = decisions.filter(pl.col("gate_reason").is_not_null()).join(
+        rows.select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id"
+    )
+    return (
+        asked.group_by("config_id", "policy")
+        .agg(
+            pl.len().alias("asked"),
+            pl.col("gate_approved").sum().alias("approved"),
+            pl.col("gate_reason").mode().first().alias("usual_reason"),
+            pl.col("gate_assumed_requests").first().alias("assumed_requests"),
+            pl.col("later_requests").median().alias("median_later_requests"),
+            pl.col("gate_would_flip").sum().alias("would_flip"),
+            pl.col("gate_regret_usd").sum().alias("regret_usd"),
+        )
+        .sort("config_id", "policy")
+    )

@@ -1,0 +1,198 @@
+"""report.md of a tool-output run, from the outputs in RUN_DIR/analysis/.
+
+It opens with a provenance line (run, study, panel, corpus digest, git sha), describes the
+corpus (and says where it is a near no-op), then gives per provider x policy the paired
+savings against control with bootstrap intervals and the minimum detectable effect, the cache
+behaviour with a cause for every missed token, the economic gate's decisions and regret, and
+the break-even table and curves.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from jobs import io
+from jobs.toolout.figures import breakeven_curves, savings_plot
+from jobs.toolout.inputs import load_cache_models
+from jobs.toolout.tables import final_units, load
+from pipeline.toolout.records import CAUSES
+
+REPORT_FILE = "report.md"
+
+
+def _money(value: Any) -> str:
+    return "–" if value is None else f"{value:+.6f}"
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _table(frame: pl.DataFrame, columns: list[tuple[str, str, Any]]) -> list[str]:
+    lines = ["| " + " | ".join(title for title, _, _ in columns) + " |"]
+    lines.append("|" + "---|" * len(columns))
+    for row in frame.iter_rows(named=True):
+        cells = [fmt(row[name]) if fmt else str(row[name]) for _, name, fmt in columns]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _provenance(run_dir: Path) -> str:
+    manifest = io.read_manifest(run_dir) or {}
+    extra = manifest.get("extra") or {}
+    inputs = extra.get("inputs") or {}
+    panel = extra.get("panel", "?")
+    sha = (manifest.get("git_sha") or "unknown")[:12]
+    return (
+        f"Run `{manifest.get('run_id', run_dir.name)}` · study toolout · panel {panel} · "
+        f"corpus {inputs.get('transcripts', '?')} transcripts, sha256 "
+        f"{str(inputs.get('corpus_sha256', '?'))[:12]} · git {sha} · not simulated: every "
+        "figure is a replay of recorded transcripts priced under dated cache rules."
+    )
+
+
+def _corpus(out: Path) -> list[str]:
+    corpus = pl.read_parquet(out / "corpus.parquet")
+    lines = ["## Corpus", ""]
+    lines += _table(
+        corpus,
+        [
+            ("corpus", "corpus", None),
+            ("transcripts", "transcripts", None),
+            ("requests", "requests", None),
+            ("tool outputs", "tool_outputs", None),
+            ("≥ 2,000 B", "large_outputs", None),
+            ("tool-output share of bytes", "tool_output_share", _pct),
+            ("near no-op", "near_no_op", lambda v: "**yes**" if v else "no"),
+        ],
+    )
+    quiet = corpus.filter(pl.col("near_no_op"))["corpus"].to_list()
+    if quiet:
+        lines += [
+            "",
+            f"{', '.join(quiet)}: fewer than 5% of tool outputs reach the 2,000-byte floor, so "
+            "these are near no-op corpora: no policy can change much there, and their pairs "
+            "mostly show zero saving.",
+        ]
+    return [*lines, ""]
+
+
+def render_report(run_dir: Path) -> Path:
+    out = io.analysis_dir(run_dir)
+    if not (out / "savings.parquet").is_file():
+        from jobs.toolout.run_all import analyze
+
+        return analyze(run_dir, io.manifest_analysis(run_dir))
+    savings = pl.read_parquet(out / "savings.parquet")
+    cache = pl.read_parquet(out / "cache.parquet")
+    gate = pl.read_parquet(out / "gate.parquet")
+    breakeven = pl.read_parquet(out / "breakeven.parquet")
+    lines = ["# Tool-output compaction under prompt caching (replay)", "", _provenance(run_dir)]
+    lines += ["", *_corpus(out)]
+    lines += ["## Paired savings against control (USD per transcript, positive = cheaper)", ""]
+    lines += [
+        "Pairs are transcripts; intervals are 95% percentile bootstrap intervals "
+        "(analysis.bootstrap); MDE is the mean saving a paired test could detect (α 0.05, "
+        "power 0.8) with this many transcripts.",
+        "",
+    ]
+    shown = savings.with_columns(
+        pl.Series(
+            "median_ci",
+            [
+                f"[{lo:+.6f}, {hi:+.6f}]"
+                for lo, hi in savings.select("median_ci_lo", "median_ci_hi").iter_rows()
+            ],
+            dtype=pl.String,
+        ),
+        pl.format("{} / {}", "cheaper", "dearer").alias("cheaper_dearer"),
+    )
+    lines += _table(
+        shown,
+        [
+            ("configuration", "config_id", None),
+            ("policy", "policy", None),
+            ("n", "pairs", None),
+            ("median", "median_saving_usd", _money),
+            ("median 95% CI", "median_ci", None),
+            ("mean", "mean_saving_usd", _money),
+            ("% of control", "saving_pct_of_control", lambda v: "–" if v is None else f"{v:+.2f}%"),
+            ("cheaper / dearer", "cheaper_dearer", None),
+            ("MDE (mean)", "mde_mean_usd", _money),
+        ],
+    )
+    lines += ["", "![savings](savings.png)", ""]
+    io.write_png(savings_plot(savings), out / "savings.png")
+    lines += ["## Cache behaviour and the cause of every missed token", ""]
+    miss_cols = [(f"missed: {c}", f"miss_{c}_tokens", None) for c in CAUSES]
+    lines += _table(
+        cache.with_columns(
+            pl.format("{} / {}", "applications_new", "applications_reused").alias("new_reused")
+        ),
+        [
+            ("configuration", "config_id", None),
+            ("policy", "policy", None),
+            ("cache-hit share", "cache_hit_share", _pct),
+            *miss_cols,
+            ("bytes removed", "bytes_removed", None),
+            ("new / reused", "new_reused", None),
+            ("sessions transformed", "sessions_transformed", None),
+        ],
+    )
+    lines += ["", "## The economic gate (model policy)", ""]
+    if gate.height:
+        lines += _table(
+            gate,
+            [
+                ("configuration", "config_id", None),
+                ("policy", "policy", None),
+                ("asked", "asked", None),
+                ("approved", "approved", None),
+                ("usual reason", "usual_reason", None),
+                ("N assumed", "assumed_requests", None),
+                ("median later requests", "median_later_requests", None),
+                ("would flip", "would_flip", None),
+                ("regret USD", "regret_usd", lambda v: f"{v:.6f}"),
+            ],
+        )
+        lines += [
+            "",
+            "Offline there is no summariser endpoint, so an approved candidate stays exact "
+            "(`no_summariser`): these rows measure the gate, as the seed's run did.",
+        ]
+    else:
+        lines += [
+            "No policy of this run asked the gate: no output its model rules match (the seed's "
+            "`grep*`) reached the 2,000-byte floor after an exact exposure in this corpus."
+        ]
+    lines += ["", "## Break-even N* per provider and policy", ""]
+    lines += _table(
+        breakeven,
+        [
+            ("configuration", "config_id", None),
+            ("policy", "policy", None),
+            ("new transformations", "transformations", None),
+            ("(W−C)/C", "premium_ratio", lambda v: "–" if v is None else f"{v:.3g}"),
+            ("median D/R", "median_d_over_r", lambda v: "–" if v is None else f"{v:.3g}"),
+            ("median N*", "median_n_star", lambda v: "–" if v is None else f"{v:.3g}"),
+            ("median later requests", "median_later_requests", None),
+            ("share repaid", "share_repaid", _pct),
+        ],
+    )
+    rates = pl.DataFrame(
+        [
+            {"config_id": c, "premium_ratio": r}
+            for c, r in breakeven.select("config_id", "premium_ratio").unique().iter_rows()
+        ],
+        schema={"config_id": pl.String, "premium_ratio": pl.Float64},
+    )
+    if rates.height == 0:
+        from jobs.toolout.breakeven import rates as unit_rates
+
+        rates = unit_rates(final_units(load(run_dir, "rows")), load_cache_models())
+    io.write_png(breakeven_curves(rates, breakeven), out / "breakeven.png")
+    lines += ["", "![break-even curves](breakeven.png)", ""]
+    return io.write_text("\n".join(lines) + "\n", out / REPORT_FILE)

@@ -1,0 +1,39 @@
+"""Every tool-output job, then the report once: the study definition's `analyze`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs import io
+from jobs.toolout import breakeven, cache, corpus, gate, savings
+from jobs.toolout.inputs import load_cache_models
+from jobs.toolout.report import render_report
+from jobs.toolout.tables import final_units, load
+from pipeline.config.schema import AnalysisConfig
+
+OUTPUTS = ("savings", "cache", "breakeven", "gate", "corpus")
+
+
+def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
+    """Writes analysis/<job>.parquet for every job and analysis/report.md; returns the report."""
+    run_dir = io.require_run_dir(run_dir)
+    rows = final_units(load(run_dir, "rows"))
+    sessions = load(run_dir, "sessions").join(rows.select("row_id"), on="row_id")
+    turns = load(run_dir, "turns").join(rows.select("row_id"), on="row_id")
+    decisions = load(run_dir, "decisions").join(rows.select("row_id"), on="row_id")
+    out = io.analysis_dir(run_dir)
+    boot = analysis.bootstrap
+    pairs = savings.paired(sessions, rows)
+    tables = {
+        "savings": savings.savings_table(pairs, seed=boot.seed, resamples=boot.resamples),
+        "cache": cache.cache_table(turns, sessions, rows),
+        "breakeven": breakeven.breakeven_table(
+            decisions, rows, breakeven.rates(rows, load_cache_models())
+        ),
+        "gate": gate.gate_table(decisions, rows),
+        "corpus": corpus.corpus_table(sessions, rows),
+    }
+    for name, frame in tables.items():
+        io.write_parquet(frame, out / f"{name}.parquet")
+    io.write_parquet(pairs, out / "paired_sessions.parquet")
+    return render_report(run_dir)

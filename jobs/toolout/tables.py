@@ -1,0 +1,26 @@
+"""The tool-output study's tables as the jobs read them: through pipeline.store, one layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from pipeline import studies
+from pipeline.store import RunDirError, scan
+from pipeline.store.reader import part_paths
+
+
+def load(run_dir: Path, table: str) -> pl.DataFrame:
+    """Every committed part of `table` (temporaries never read); empty with its columns."""
+    layout = studies.layout(studies.definition("toolout"))
+    if table != "rows" and not part_paths(run_dir, "rows", layout):
+        raise RunDirError(f"{run_dir} has no rows/ parts: nothing to analyze")
+    return scan(run_dir, table, layout).collect()
+
+
+def final_units(rows: pl.DataFrame) -> pl.DataFrame:
+    """The final attempt of each unit, valid ones only (a replay unit is never retried twice)."""
+    from pipeline.store.final import final_rows
+
+    return final_rows(rows.lazy()).filter(pl.col("valid"))

@@ -1,0 +1,36 @@
+"""The tool-output study's typed config: the node under `study` (conf/study/toolout.yaml)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.config.strict import ConfigError, build, check_range
+
+CORPORA = ("swe-agent", "mini-swe-agent", "openhands", "tau-bench")
+
+
+@dataclass(frozen=True)
+class ToolOutConfig:
+    """Which transcripts, which policies (arms), and how the replay accounts time."""
+
+    name: str
+    corpora: tuple[str, ...] = CORPORA  # folders under data/transcripts/ (or transcripts_dir)
+    transcripts_dir: str | None = None  # a user's own JSONL transcripts (replaces corpora)
+    policies: tuple[str, ...] = ()  # files under conf/toolout/policies/; () = every one
+    think_time_s: float = 30.0  # between requests of a transcript without timestamps
+    # provider -> cache-model file name when they differ (an endpoint's provider otherwise)
+    cache_model_for: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_range("study.think_time_s", self.think_time_s, at_least=0)
+        unknown = sorted(set(self.corpora) - set(CORPORA))
+        if unknown:
+            raise ConfigError(
+                f"study.corpora: unknown corpus {unknown[0]!r}; choose from {', '.join(CORPORA)}"
+            )
+
+
+def toolout_config(node: Mapping[str, Any]) -> ToolOutConfig:
+    return build(ToolOutConfig, node, "study")

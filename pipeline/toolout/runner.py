@@ -1,0 +1,259 @@
+"""The tool-output study's unit runner: one policy over the whole corpus, under one cache model.
+
+A unit is (priced configuration, policy). Offline (panel kind `offline`) it sends nothing: it
+replays every transcript under the policy, accounts each request under the configuration's
+cache model and returns the corpus totals as its row plus its turns, sessions and decisions.
+Decisions the seed leaves open:
+
+- Anthropic breakpoints sit on the first block (the system prompt) and on the last block of
+  every request, as a harness that caches its history would place them.
+- The model mode's gate prices a rewrite from the output's position in the request as sent
+  (`replay.Position`); its N is the policy's `expected_applications` (the seed's 6). No
+  summariser endpoint is configured offline, so a candidate the preflight approves stays exact
+  (`no_summariser`): the offline model arm measures the gate, as the seed's run did.
+- The unit's `cost_usd` (money spent) is 0: replay costs are priced, not paid; they are in
+  `replay_cost_usd`, the turns and the sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pipeline.chat.messages import ChatClient
+from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
+from pipeline.toolout.accounting import CacheBlock, CacheRequest, SessionCost, account, link_outputs
+from pipeline.toolout.cache_models import CacheModel
+from pipeline.toolout.economics import Candidate, GateDecision, preflight, rates_for, regret
+from pipeline.toolout.policies import ModelSummaries, OutputView, build_policy
+from pipeline.toolout.policies.base import Policy, utf8_len
+from pipeline.toolout.records import CAUSES
+from pipeline.toolout.replay import Position, ReplayedRequest, replay
+from pipeline.toolout.tokens import estimate_tokens
+from pipeline.toolout.transcript import Transcript
+
+DEFAULT_EXPECTED_APPLICATIONS = 6.0  # the seed's compactor setting
+LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never compacted
+
+
+class GateLog:
+    """The model-mode gate of one transcript's replay, and the decisions it took."""
+
+    def __init__(self, cache_model: CacheModel, model: str, n: float, where: Position) -> None:
+        self.write_rate, self.read_rate = rates_for(cache_model, model)
+        self.n = n
+        self.where = where
+        self.decisions: dict[tuple[int, int], tuple[GateDecision, int]] = {}
+
+    def __call__(self, view: OutputView, candidate_bytes: int) -> tuple[bool, str]:
+        candidate = Candidate(
+            position_tokens=self.where.position_tokens,
+            original_tokens=estimate_tokens(view.content),
+            compacted_tokens=min(-(-candidate_bytes // 4), estimate_tokens(view.content)),
+        )
+        decision = preflight(
+            [candidate],
+            self.where.cached_prefix_tokens,
+            future_requests=self.n,
+            write_rate=self.write_rate,
+            read_rate=self.read_rate,
+        )
+        key = (view.output_index, view.request_index)
+        self.decisions[key] = (decision, self.where.later_requests)
+        return decision.approved, decision.reason
+
+
+def cache_requests(requests: Sequence[ReplayedRequest]) -> tuple[CacheRequest, ...]:
+    built = []
+    for request in requests:
+        last = len(request.blocks) - 1
+        blocks = tuple(
+            CacheBlock.of(b.role, b.text, b.tokens, breakpoint=i in (0, last))
+            for i, b in enumerate(request.blocks)
+        )
+        built.append(CacheRequest(blocks, request.output_tokens, request.timestamp))
+    return link_outputs(built)
+
+
+class ToolOutRunner:
+    """Replays the corpus under one cache model; one unit per policy."""
+
+    step_purpose = "replay"  # offline units send no request
+    steps_per_unit = None
+    requests_per_unit = None
+
+    def __init__(
+        self,
+        transcripts: Sequence[Transcript],
+        policies: Mapping[str, Mapping[str, Any]],
+        cache_model: CacheModel,
+        model: str,
+        *,
+        think_time_s: float,
+        corpus_sha256: str,
+        skipped: int,
+    ) -> None:
+        self.transcripts = tuple(transcripts)
+        self.policies = dict(policies)
+        self.cache_model = cache_model
+        self.model = model
+        self.think_time_s = think_time_s
+        self.corpus_sha256 = corpus_sha256
+        self.skipped = skipped
+
+    def _policy(self, arm: str, gate: GateLog) -> Policy:
+        return build_policy(self.policies[arm], summaries=ModelSummaries(gate=gate))
+
+    async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
+        turns: list[Record] = []
+        sessions: list[Record] = []
+        decisions: list[Record] = []
+        for transcript in self.transcripts:
+            where = Position()
+            gate_spec = self.policies[spec.arm].get("gate", {})
+            n = float(gate_spec.get("expected_applications", DEFAULT_EXPECTED_APPLICATIONS))
+            gate = GateLog(self.cache_model, self.model, n, where)
+            requests = replay(transcript, self._policy(spec.arm, gate), estimate_tokens, where)
+            cost = account(
+                cache_requests(requests),
+                self.cache_model,
+                self.model,
+                think_time_s=self.think_time_s,
+            )
+            turns += _turns(transcript, requests, cost)
+            decisions += _decisions(transcript, requests, gate)
+            sessions.append(_session(transcript, requests, cost))
+        row = {
+            "cache_model": self.cache_model.name,
+            "corpus_sha256": self.corpus_sha256,
+            "transcripts": len(self.transcripts),
+            "transcripts_skipped": self.skipped,
+            "replayed_requests": len(turns),
+            "input_tokens": sum(t["input_tokens"] for t in turns),
+            "replay_cached_tokens": sum(t["cached_tokens"] for t in turns),
+            "replay_cost_usd": sum(t["cost_usd"] for t in turns),
+            "bytes_removed": sum(s["bytes_removed"] for s in sessions),
+            "applications_new": sum(s["applications_new"] for s in sessions),
+            "applications_reused": sum(s["applications_reused"] for s in sessions),
+        }
+        tables = {"turns": turns, "sessions": sessions, "decisions": decisions}
+        return UnitResult(UnitOutcome(valid=True), row, tables)
+
+
+def _turns(
+    transcript: Transcript, requests: Sequence[ReplayedRequest], cost: SessionCost
+) -> list[Record]:
+    records = []
+    for request, priced in zip(requests, cost.requests, strict=True):
+        misses = dict(priced.misses.items())
+        records.append(
+            {
+                "transcript_id": transcript.id,
+                "corpus": transcript.corpus,
+                "request_index": request.index,
+                "time_s": priced.time_s,
+                "time_assumed": priced.time_assumed,
+                "input_bytes": request.input_bytes,
+                "input_tokens": priced.input_tokens,
+                "cached_tokens": priced.cached_tokens,
+                "written_tokens": priced.written_tokens,
+                "uncached_tokens": priced.uncached_tokens,
+                "output_tokens": priced.output_tokens,
+                "cost_usd": priced.cost_usd,
+                **{f"miss_{c}_tokens": misses[c].tokens for c in CAUSES},  # type: ignore[index]
+                **{f"miss_{c}_usd": misses[c].usd for c in CAUSES},  # type: ignore[index]
+                "outputs_visible": len(request.applied),
+                "outputs_changed": sum(a.rendering.changed for a in request.applied),
+                "outputs_new": sum(a.new for a in request.applied),
+                "outputs_reused": sum(a.reuse for a in request.applied),
+            }
+        )
+    return records
+
+
+def _session(
+    transcript: Transcript, requests: Sequence[ReplayedRequest], cost: SessionCost
+) -> Record:
+    applied = [a for r in requests for a in r.applied]
+    input_tokens = cost.input_tokens
+    return {
+        "transcript_id": transcript.id,
+        "corpus": transcript.corpus,
+        "source": transcript.source,
+        "requests": len(requests),
+        "tool_outputs": len(transcript.tool_outputs),
+        "tool_output_bytes": sum(m.size_bytes for m in transcript.tool_outputs),
+        "large_outputs": sum(m.size_bytes >= LARGE_OUTPUT_BYTES for m in transcript.tool_outputs),
+        "message_bytes": sum(
+            utf8_len(m.content or "") + sum(utf8_len(c.arguments) for c in m.tool_calls)
+            for m in transcript.messages
+        ),
+        "input_tokens": input_tokens,
+        "cached_tokens": cost.cached_tokens,
+        "output_tokens": sum(r.output_tokens for r in cost.requests),
+        "cost_usd": cost.cost_usd,
+        "bytes_removed": sum(a.original_bytes - utf8_len(a.rendering.text) for a in applied),
+        "applications_new": sum(a.new for a in applied),
+        "applications_reused": sum(a.reuse for a in applied),
+        "outputs_compacted": len({a.output_index for a in applied if a.rendering.changed}),
+        "cache_hit_share": cost.cached_tokens / input_tokens if input_tokens else None,
+    }
+
+
+def estimate_tokens_of(n_bytes: int) -> int:
+    """The byte estimator's tokens for `n_bytes` UTF-8 bytes (ceil of a quarter)."""
+    return -(-n_bytes // 4)
+
+
+def _decisions(
+    transcript: Transcript, requests: Sequence[ReplayedRequest], gate: GateLog
+) -> list[Record]:
+    """One record per request on which an output's shown text differs from the request before
+    (its first exposure included), or on which the economic gate was asked about it."""
+    records = []
+    shown: dict[int, str] = {}
+    for request in requests:
+        for a in request.applied:
+            first_exposure = a.output_index not in shown
+            gated = gate.decisions.get((a.output_index, request.index))
+            if shown.get(a.output_index) == a.rendering.text and gated is None:
+                continue
+            shown[a.output_index] = a.rendering.text
+            record: Record = {
+                "transcript_id": transcript.id,
+                "output_index": a.output_index,
+                "request_index": request.index,
+                "tool_name": a.tool_name,
+                "mode": a.rendering.mode,
+                "reason": a.rendering.reason,
+                "detail": a.rendering.detail,
+                "original_bytes": a.original_bytes,
+                "shown_bytes": utf8_len(a.rendering.text),
+                "original_tokens": estimate_tokens_of(a.original_bytes),
+                "shown_tokens": estimate_tokens(a.rendering.text),
+                # on its first exposure nothing is cached yet, so nothing is rewritten
+                "rewritten_tokens": 0
+                if first_exposure
+                else request.input_tokens - a.position_tokens,
+                "new": a.new,
+                "later_requests": len(requests) - request.index - 1,
+                "gate_approved": None,
+                "gate_reason": None,
+                "gate_assumed_requests": None,
+                "gate_net_usd": None,
+                "gate_would_flip": None,
+                "gate_regret_usd": None,
+            }
+            if gated is not None:
+                decision, later = gated
+                hindsight = regret(decision, later)
+                record.update(
+                    gate_approved=decision.approved,
+                    gate_reason=decision.reason,
+                    gate_assumed_requests=decision.inputs.future_requests,
+                    gate_net_usd=decision.net_usd,
+                    gate_would_flip=hindsight.would_flip,
+                    gate_regret_usd=hindsight.regret_usd,
+                )
+            records.append(record)
+    return records

@@ -1,0 +1,120 @@
+"""The tool-output study (seed 000) as the engine sees it: a configured, picklable Study value.
+
+Units are (priced configuration, policy): the configurations are an offline panel's priced
+models (conf/panel/offline.yaml), each accounted under the cache model its provider names; the
+policies are the arms. The transcripts, policies and cache models are read before anything
+starts (pipeline/studies/toolout.py) and travel inside this value to the workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.config.schema import EndpointConfig
+from pipeline.config.strict import ConfigError
+from pipeline.simulated import SimBehaviour
+from pipeline.study import (
+    ProbePlan,
+    ProgressLabels,
+    StudyInputs,
+    UnitOutcome,
+    UnitResult,
+    UnitSpec,
+)
+from pipeline.toolout.cache_models import CacheModel
+from pipeline.toolout.config import ToolOutConfig
+from pipeline.toolout.records import ROW_COLUMNS
+from pipeline.toolout.runner import ToolOutRunner
+from pipeline.toolout.transcript import Transcript
+
+CORPUS_FILE = "corpus.json"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A transcript file (or record) left out, and the one line that says why."""
+
+    source: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ToolOutStudy:
+    config: ToolOutConfig
+    transcripts: tuple[Transcript, ...]
+    skipped: tuple[Skipped, ...]
+    sources: Mapping[str, str]  # transcript file -> SHA-256
+    policies: Mapping[str, Mapping[str, Any]]
+    cache_models: Mapping[str, CacheModel]
+
+    name = "toolout"
+    default_panel = "offline"
+    panel_kinds = frozenset({"offline"})  # live cached-token replay is not built yet
+    order_matters = False  # a replay is a pure function of its inputs
+
+    @property
+    def progress_labels(self) -> ProgressLabels:
+        return ProgressLabels(unit="units", step="replays")
+
+    @property
+    def corpus_record(self) -> dict[str, Any]:
+        return {
+            "transcripts": len(self.transcripts),
+            "files": dict(sorted(self.sources.items())),
+            "skipped": [{"source": s.source, "reason": s.reason} for s in self.skipped],
+        }
+
+    @property
+    def inputs(self) -> StudyInputs:
+        data = json.dumps(self.corpus_record, indent=1, sort_keys=True).encode() + b"\n"
+        digest = hashlib.sha256(data).hexdigest()
+        return StudyInputs(
+            label="toolout",
+            digest=digest,
+            files={CORPUS_FILE: data},
+            record={
+                "corpus_sha256": digest,
+                "transcripts": len(self.transcripts),
+                "skipped": self.corpus_record["skipped"],
+            },
+            warnings=tuple(f"skipped {s.source}: {s.reason}" for s in self.skipped),
+        )
+
+    def arms(self) -> Sequence[str]:
+        return sorted(self.policies)
+
+    def probe_plan(self) -> ProbePlan:
+        return ProbePlan({arm: frozenset({"plain"}) for arm in self.policies}, 1024)
+
+    def cache_model_for(self, endpoint: EndpointConfig) -> CacheModel:
+        name = self.config.cache_model_for.get(endpoint.provider, endpoint.provider)
+        try:
+            return self.cache_models[name]
+        except KeyError:
+            raise ConfigError(
+                f"configuration {endpoint.config_id}: no cache model {name!r} for provider "
+                f"{endpoint.provider!r}; have {', '.join(sorted(self.cache_models))} "
+                "(set study.cache_model_for)"
+            ) from None
+
+    def runner(self, endpoint: EndpointConfig) -> ToolOutRunner:
+        return ToolOutRunner(
+            self.transcripts,
+            self.policies,
+            self.cache_model_for(endpoint),
+            endpoint.model,
+            think_time_s=self.config.think_time_s,
+            corpus_sha256=self.inputs.digest or "",
+            skipped=len(self.skipped),
+        )
+
+    def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
+        outcome = UnitOutcome(False, "infrastructure:worker_lost", True, error_detail=detail)
+        return UnitResult(outcome, {c.name: None for c in ROW_COLUMNS})
+
+    def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
+        raise ConfigError("study toolout has no simulated endpoints: it runs offline")
