@@ -140,25 +140,37 @@ def replay(
     first_request: dict[int, int] = {}
     requests: list[ReplayedRequest] = []
     messages = transcript.messages
+    # Every message's uncompacted bytes, as a running total: request k's `request_bytes`.
+    prefix_bytes = [0]
+    for message in messages:
+        prefix_bytes.append(prefix_bytes[-1] + _bytes(_message_text(message)))
+    all_refs = tuple(
+        OutputRef(o.index, o.message.name or "", o.message.size_bytes) for o in outputs.values()
+    )
+    static: dict[int, Block] = {}  # non-output messages: the same block on every request
+    tokens_of: dict[int, tuple[str, int]] = {}  # output -> (its last text, that text's tokens)
     for position, message in enumerate(messages):
         if message.role != "assistant":
             continue
         index = len(requests)
         visible = [o for p, o in outputs.items() if p < position]
-        refs = tuple(
-            OutputRef(o.index, o.message.name or "", o.message.size_bytes) for o in visible
-        )
-        request_bytes = sum(_bytes(_message_text(m)) for m in messages[:position])
+        refs = all_refs[: len(visible)]
+        request_bytes = prefix_bytes[position]
         where.cached_prefix_tokens = requests[-1].input_tokens if requests else 0
         where.later_requests = total_requests - index - 1
         blocks: list[Block] = []
         applied: list[Applied] = []
+        sent_tokens = 0
         for p in range(position):
             shown = messages[p]
             output = outputs.get(p)
             if output is None:
-                text = _message_text(shown)
-                blocks.append(Block(shown.role, text, estimate(text)))
+                block = static.get(p)
+                if block is None:
+                    text = _message_text(shown)
+                    block = static[p] = Block(shown.role, text, estimate(text))
+                blocks.append(block)
+                sent_tokens += block.tokens
                 continue
             first_request.setdefault(output.index, index)
             view = OutputView(
@@ -169,13 +181,13 @@ def replay(
                 first_request=first_request[output.index],
                 request_index=index,
                 exposures=exposures.get(output.index, 0),
-                later_outputs=sum(o.index > output.index for o in visible),
+                later_outputs=len(visible) - output.index - 1,  # visible: indices 0..n-1
                 intent=output.intent,
                 previous=previous.get(output.index),
                 request_bytes=request_bytes,
                 visible_outputs=refs,
             )
-            where.position_tokens = sum(b.tokens for b in blocks)
+            where.position_tokens = sent_tokens
             rendering = policy.render(view)
             before = previous.get(output.index)
             changed_now = rendering.changed and rendering.text != before
@@ -192,7 +204,11 @@ def replay(
             )
             previous[output.index] = rendering.text
             exposures[output.index] = exposures.get(output.index, 0) + 1
-            blocks.append(Block("tool", rendering.text, estimate(rendering.text), output.index))
+            last = tokens_of.get(output.index)
+            if last is None or last[0] != rendering.text:
+                last = tokens_of[output.index] = (rendering.text, estimate(rendering.text))
+            blocks.append(Block("tool", rendering.text, last[1], output.index))
+            sent_tokens += last[1]
         requests.append(
             ReplayedRequest(
                 index=index,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -49,8 +50,9 @@ class Message:
     def is_tool_output(self) -> bool:
         return self.role == "tool"
 
-    @property
+    @cached_property
     def size_bytes(self) -> int:
+        """UTF-8 bytes of the content (asked for on every request that shows it: cached)."""
         return len((self.content or "").encode("utf-8"))
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 MIN_ELIGIBLE_BYTES = 2000
 
@@ -102,6 +103,7 @@ def _fail_line(lines: list[str]) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)  # a replay asks about every visible output on every request
 def forced_exact(tool_name: str, content: str) -> ForcedExact | None:
     """The first forced-exact rule the output meets, in Torana's order; None if it is eligible."""
     size = len(content.encode("utf-8"))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from pipeline.toolout.policies.base import (
     ModelSummaries,
@@ -95,6 +96,7 @@ def _tail(data: bytes, limit: int) -> bytes:
     return data[start:]
 
 
+@lru_cache(maxsize=4096)  # a pure function of its input, asked for on every later request
 def deterministic_replacement(tool_name: str, arguments: str, content: str, rerun: str) -> str:
     """Torana's deterministic block for `content`: a pure function of its arguments."""
     data = content.encode("utf-8")
@@ -186,6 +188,7 @@ def _select_lines(lines: list[str], words: list[str]) -> set[int]:
     return keep
 
 
+@lru_cache(maxsize=4096)
 def keyword_extract(content: str, intent: str) -> tuple[str, str]:
     """(text, reason): the kept lines, or the content with why nothing was kept."""
     words = keywords(intent)
