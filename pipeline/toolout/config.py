@@ -20,6 +20,7 @@ class ToolOutConfig:
     transcripts_dir: str | None = None  # a user's own JSONL transcripts (replaces corpora)
     policies: tuple[str, ...] = ()  # files under conf/toolout/policies/; () = every one
     think_time_s: float = 30.0  # between requests of a transcript without timestamps
+    oracle: bool = True  # add the oracle arm (pipeline/toolout/oracle.py), a bound
     # provider -> cache-model file name when they differ (an endpoint's provider otherwise)
     cache_model_for: dict[str, str] = field(default_factory=dict)
 

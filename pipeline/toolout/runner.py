@@ -17,7 +17,7 @@ Decisions the seed leaves open:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pipeline.chat.messages import ChatClient
@@ -25,6 +25,8 @@ from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpe
 from pipeline.toolout.accounting import CacheBlock, CacheRequest, SessionCost, account, link_outputs
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import Candidate, GateDecision, preflight, rates_for, regret
+from pipeline.toolout.oracle import NAME as ORACLE
+from pipeline.toolout.oracle import Schedule, ScheduledPolicy, oracle_schedule
 from pipeline.toolout.policies import ModelSummaries, OutputView, build_policy
 from pipeline.toolout.policies.base import Policy, utf8_len
 from pipeline.toolout.records import CAUSES
@@ -111,8 +113,23 @@ class ToolOutRunner:
         self.corpus_sha256 = corpus_sha256
         self.skipped = skipped
 
-    def _policy(self, arm: str, gate: GateLog) -> Policy:
+    def _policy(self, arm: str, gate: GateLog, transcript: Transcript) -> Policy:
+        if arm == ORACLE:
+            return ScheduledPolicy(oracle_schedule(transcript, self._schedule_cost(transcript)))
         return build_policy(self.policies[arm], summaries=ModelSummaries(gate=gate))
+
+    def _schedule_cost(self, transcript: Transcript) -> Callable[[Schedule], float]:
+        def cost(schedule: Schedule) -> float:
+            requests = replay(transcript, ScheduledPolicy(schedule), estimate_tokens)
+            priced = account(
+                cache_requests(requests),
+                self.cache_model,
+                self.model,
+                think_time_s=self.think_time_s,
+            )
+            return priced.cost_usd
+
+        return cost
 
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         turns: list[Record] = []
@@ -120,10 +137,11 @@ class ToolOutRunner:
         decisions: list[Record] = []
         for transcript in self.transcripts:
             where = Position()
-            gate_spec = self.policies[spec.arm].get("gate", {})
+            gate_spec = self.policies.get(spec.arm, {}).get("gate", {})
             n = float(gate_spec.get("expected_applications", DEFAULT_EXPECTED_APPLICATIONS))
             gate = GateLog(self.cache_model, self.model, n, where)
-            requests = replay(transcript, self._policy(spec.arm, gate), estimate_tokens, where)
+            policy = self._policy(spec.arm, gate, transcript)
+            requests = replay(transcript, policy, estimate_tokens, where)
             cost = account(
                 cache_requests(requests),
                 self.cache_model,

@@ -27,6 +27,7 @@ from pipeline.study import (
 )
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.config import ToolOutConfig
+from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.records import ROW_COLUMNS
 from pipeline.toolout.runner import ToolOutRunner
 from pipeline.toolout.transcript import Transcript
@@ -85,10 +86,10 @@ class ToolOutStudy:
         )
 
     def arms(self) -> Sequence[str]:
-        return sorted(self.policies)
+        return sorted([*self.policies, *([ORACLE] if self.config.oracle else [])])
 
     def probe_plan(self) -> ProbePlan:
-        return ProbePlan({arm: frozenset({"plain"}) for arm in self.policies}, 1024)
+        return ProbePlan({arm: frozenset({"plain"}) for arm in self.arms()}, 1024)
 
     def cache_model_for(self, endpoint: EndpointConfig) -> CacheModel:
         name = self.config.cache_model_for.get(endpoint.provider, endpoint.provider)
