@@ -10,7 +10,7 @@ the next non-tool message (only the session's last calls may stay unanswered, e.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
@@ -304,6 +304,16 @@ class ChatBuilder:
 
     def open_calls(self) -> tuple[str, ...]:
         return tuple(self._open)
+
+
+def one_transcript(
+    parse_one: Callable[[bytes, str], Transcript], data: bytes, source: str
+) -> list[Parsed]:
+    """A one-transcript file as `parse_records` gives it: the transcript, or its problem."""
+    try:
+        return [parse_one(data, source)]
+    except TranscriptError as error:
+        return [error]
 
 
 def first_error(parsed: Sequence[Parsed]) -> list[Transcript]:

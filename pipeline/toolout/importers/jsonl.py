@@ -21,6 +21,7 @@ from pipeline.toolout.importers._common import (
     chat_message,
     decode_json,
     first_error,
+    one_transcript,
     transcript_id,
 )
 from pipeline.toolout.transcript import Message, RecordedUsage, Transcript, TranscriptError
@@ -47,10 +48,7 @@ def _parse(data: bytes, source: str) -> Transcript:
 
 def parse_records(data: bytes, source: str) -> list[Parsed]:
     """The file's one transcript, or the problem that stops it."""
-    try:
-        return [_parse(data, source)]
-    except TranscriptError as error:
-        return [error]
+    return one_transcript(_parse, data, source)
 
 
 def parse(data: bytes, source: str) -> list[Transcript]:

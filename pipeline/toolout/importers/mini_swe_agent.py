@@ -32,6 +32,7 @@ from pipeline.toolout.importers._common import (
     decode_json,
     expect_object,
     first_error,
+    one_transcript,
     opt_object,
     req_array,
     req_str,
@@ -120,10 +121,7 @@ def _parse(data: bytes, source: str) -> Transcript:
 
 def parse_records(data: bytes, source: str) -> list[Parsed]:
     """The file's one transcript, or the problem that stops it."""
-    try:
-        return [_parse(data, source)]
-    except TranscriptError as error:
-        return [error]
+    return one_transcript(_parse, data, source)
 
 
 def parse(data: bytes, source: str) -> list[Transcript]:

@@ -29,6 +29,7 @@ from pipeline.toolout.importers._common import (
     decode_json,
     expect_object,
     first_error,
+    one_transcript,
     opt_object,
     opt_str,
     req_array,
@@ -208,10 +209,7 @@ def _parse(data: bytes, source: str) -> Transcript:
 
 def parse_records(data: bytes, source: str) -> list[Parsed]:
     """The file's one transcript, or the problem that stops it (a list, like the other corpora)."""
-    try:
-        return [_parse(data, source)]
-    except TranscriptError as error:
-        return [error]
+    return one_transcript(_parse, data, source)
 
 
 def parse(data: bytes, source: str) -> list[Transcript]:
