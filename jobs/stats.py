@@ -6,8 +6,11 @@ Decisions the paper leaves open (also in docs/parts/jobs.md):
 - A statistic that is undefined for the data (a t interval from one value, a correlation with
   zero variance, an ICC without between-row variance) is None, never NaN, so JSON stays valid.
 - The bootstrap draws configuration indices with numpy's PCG64 `default_rng(seed)` as one
-  (resamples x n) integer matrix, in blocks to bound memory. numpy comes with matplotlib,
-  a declared dependency.
+  (resamples x n) integer matrix, in blocks to bound memory.
+- Every test statistic scipy.stats has (t quantiles, exact McNemar as a two-sided binomial test,
+  Pearson, Spearman with average ranks for ties) comes from scipy.stats, a well-kept library,
+  not from hand-written numerics. One-way ICC has no scipy function: it stays the short
+  mean-squares computation below, on sufficient statistics a Polars query already summed.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-
-from jobs.tdist import t_quantile
+from scipy import stats as scipy_stats
 
 ZERO_TOLERANCE = 1e-9
 """An effect whose magnitude is below this counts as zero (sums of k/14 recalls are not exact)."""
@@ -37,11 +39,7 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
     """Linear-interpolation percentile (h = (n - 1) * fraction)."""
     if not values:
         return None
-    ordered = sorted(values)
-    h = (len(ordered) - 1) * fraction
-    low = math.floor(h)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (h - low) * (ordered[high] - ordered[low])
+    return float(np.percentile(np.asarray(values, dtype=np.float64), 100.0 * fraction))
 
 
 def median(values: Sequence[float]) -> float | None:
@@ -51,8 +49,7 @@ def median(values: Sequence[float]) -> float | None:
 def sample_sd(values: Sequence[float]) -> float | None:
     if len(values) < 2:
         return None
-    centre = math.fsum(values) / len(values)
-    return math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1))
+    return float(np.std(np.asarray(values, dtype=np.float64), ddof=1))
 
 
 def value_range(values: Sequence[float]) -> Interval | None:
@@ -87,8 +84,12 @@ def t_interval(values: Sequence[float], level: float = 0.95) -> Interval | None:
     centre = mean(values)
     if sd is None or centre is None:
         return None
-    half = t_quantile((1.0 + level) / 2.0, len(values) - 1) * sd / math.sqrt(len(values))
-    return Interval(centre - half, centre + half)
+    if sd == 0.0:
+        return Interval(centre, centre)  # scipy gives NaN for a zero scale; the interval is a point
+    lo, hi = scipy_stats.t.interval(
+        level, len(values) - 1, loc=centre, scale=sd / math.sqrt(len(values))
+    )
+    return Interval(float(lo), float(hi))
 
 
 def group_means(values: Sequence[float], groups: Sequence[str]) -> dict[str, float]:
@@ -99,49 +100,34 @@ def group_means(values: Sequence[float], groups: Sequence[str]) -> dict[str, flo
     return {group: math.fsum(vs) / len(vs) for group, vs in sorted(members.items())}
 
 
+def _has_variance(values: Sequence[float]) -> bool:
+    return len(values) >= 2 and min(values) != max(values)
+
+
 def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson's r; None for fewer than two pairs or a constant sequence (r is undefined)."""
     if len(x) != len(y):
         raise ValueError("pearson needs equally long sequences")
-    if len(x) < 2:
+    if not (_has_variance(x) and _has_variance(y)):
         return None
-    mx, my = math.fsum(x) / len(x), math.fsum(y) / len(y)
-    sxy = math.fsum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
-    sxx = math.fsum((a - mx) ** 2 for a in x)
-    syy = math.fsum((b - my) ** 2 for b in y)
-    if sxx == 0.0 or syy == 0.0:
-        return None
-    return sxy / math.sqrt(sxx * syy)
-
-
-def average_ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks; tied values share the mean of their ranks."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for position in range(start, end + 1):
-            ranks[order[position]] = (start + end) / 2.0 + 1.0
-        start = end + 1
-    return ranks
+    return float(scipy_stats.pearsonr(x, y).statistic)
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Pearson correlation of average ranks."""
-    return pearson(average_ranks(x), average_ranks(y))
+    """Spearman's rho (Pearson of average ranks, so ties share their mean rank)."""
+    if len(x) != len(y):
+        raise ValueError("spearman needs equally long sequences")
+    if not (_has_variance(x) and _has_variance(y)):
+        return None
+    return float(scipy_stats.spearmanr(x, y).statistic)
 
 
 def mcnemar_exact_p(only_a: int, only_b: int) -> float:
-    """Exact two-sided McNemar test: binomial(n = discordant, 0.5), doubled smaller tail, ≤ 1."""
+    """Exact two-sided McNemar test: a binomial test of the discordant pairs against 0.5."""
     discordant = only_a + only_b
     if discordant == 0:
         return 1.0
-    smaller = min(only_a, only_b)
-    tail = sum(math.comb(discordant, i) for i in range(smaller + 1))
-    # int / int division is exact and correctly rounded even when 2**n overflows a float.
-    return min(1.0, (2 * tail) / (1 << discordant))
+    return float(scipy_stats.binomtest(only_a, discordant, 0.5).pvalue)
 
 
 class GroupedBinarySums(NamedTuple):

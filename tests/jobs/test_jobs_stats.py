@@ -1,13 +1,13 @@
-"""jobs.stats and jobs.tdist against hand-computed and textbook values."""
+"""jobs.stats (built on scipy.stats) against hand-computed and textbook values."""
 
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 
 from jobs import stats
-from jobs.tdist import t_cdf, t_quantile
 
 # Two-sided 95% critical values of Student's t (standard statistical tables).
 T_TABLE_0975 = {
@@ -25,20 +25,25 @@ T_TABLE_0975 = {
 
 
 @pytest.mark.parametrize(("df", "expected"), sorted(T_TABLE_0975.items()))
-def test_t_quantile_0975_matches_tables_to_1e9(df: int, expected: float) -> None:
-    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-9)
+def test_t_interval_half_width_uses_the_table_t_to_1e9(df: int, expected: float) -> None:
+    values = [float(i % 7) for i in range(df + 1)]
+    sd = statistics.stdev(values)
+    interval = stats.t_interval(values)
+    assert interval is not None
+    half_width = (interval.hi - interval.lo) / 2.0
+    assert half_width / (sd / math.sqrt(len(values))) == pytest.approx(expected, abs=1e-9)
 
 
-def test_t_quantile_is_antisymmetric_and_inverts_the_cdf() -> None:
-    assert t_quantile(0.025, 7) == pytest.approx(-t_quantile(0.975, 7), abs=1e-12)
-    assert t_quantile(0.995, 7) == pytest.approx(3.4994832973504924, abs=1e-9)
-    assert t_cdf(t_quantile(0.9, 3), 3) == pytest.approx(0.9, abs=1e-12)
-    assert t_quantile(0.5, 4) == 0.0
+def test_t_interval_at_99_percent_uses_t_0995() -> None:
+    values = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]  # df = 7; t(0.995, 7) = 3.4994832973504924
+    interval = stats.t_interval(values, level=0.99)
+    assert interval is not None
+    scale = statistics.stdev(values) / math.sqrt(len(values))
+    assert (interval.hi - interval.lo) / 2.0 / scale == pytest.approx(3.4994832973504924, abs=1e-9)
 
 
-def test_t_quantile_rejects_probabilities_outside_the_open_interval() -> None:
-    with pytest.raises(ValueError, match="p must lie"):
-        t_quantile(1.0, 3)
+def test_t_interval_of_identical_values_is_a_point() -> None:
+    assert stats.t_interval([0.25, 0.25, 0.25]) == (0.25, 0.25)
 
 
 def test_percentile_interpolates_linearly_between_order_statistics() -> None:
@@ -69,8 +74,12 @@ def test_sign_counts_treat_float_noise_as_zero() -> None:
 
 
 def test_spearman_gives_tied_values_their_average_rank() -> None:
-    assert stats.average_ranks([10.0, 20.0, 20.0, 5.0]) == [2.0, 3.5, 3.5, 1.0]
+    # ranks (2, 3.5, 3.5, 1) against (1, 2, 3, 4): r = -1.5 / sqrt(4.5 * 5)
+    assert stats.spearman([10.0, 20.0, 20.0, 5.0], [1.0, 2.0, 3.0, 4.0]) == pytest.approx(
+        -1.5 / math.sqrt(22.5), abs=1e-12
+    )
     assert stats.spearman([1.0, 2.0, 3.0], [1.0, 4.0, 9.0]) == pytest.approx(1.0)
+    assert stats.spearman([1.0, 1.0], [1.0, 2.0]) is None
 
 
 def test_pearson_is_none_without_variance() -> None:
