@@ -242,6 +242,11 @@ def read_panel_file(path: Path | str) -> tuple[EndpointConfig, ...]:
         doc: Any = yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UserError(f"endpoint.panel_file {file}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"endpoint.panel_file {file}: not a UTF-8 text file (byte {exc.start} is "
+            f"0x{exc.object[exc.start]:02x}); give a YAML file with configs: [...]"
+        ) from None
     except yaml.YAMLError as exc:
         raise UserError(
             f"endpoint.panel_file {file}: not YAML ({str(exc).splitlines()[0]})"
