@@ -63,10 +63,22 @@ def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
         raise UserError(f"query failed ({type(exc).__name__}): {first_line}") from exc
 
 
+def check_csv_scalar(result: pl.DataFrame) -> None:
+    """CSV has no nested values: name the list / struct columns and the ways out (one line)."""
+    nested = {name: dtype for name, dtype in result.schema.items() if dtype.is_nested()}
+    if nested:
+        shown = ", ".join(f"{name} ({dtype})" for name, dtype in nested.items())
+        raise UserError(
+            f"--format csv cannot write nested column(s) {shown}; use --format json, or "
+            f"select scalar columns (e.g. unnest({next(iter(nested))}))"
+        )
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     result = run_query(args.run_dir, args.sql)
     if args.format == "csv":
+        check_csv_scalar(result)
         sys.stdout.write(result.write_csv())
     elif args.format == "json":
         sys.stdout.write(result.write_json() + "\n")
