@@ -202,7 +202,7 @@ def execute_sweep(
     """
     p = prepare(overrides)
     warning = schedule_closure(p).warning() if p.study.order_matters else None
-    prepare_run_dir(p)
+    p = prepare_run_dir(p)
     import ray  # after validation: bad input fails fast, before Ray is even imported
 
     dates = publication_dates(p.resolution)

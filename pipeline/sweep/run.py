@@ -36,6 +36,7 @@ from pipeline.store.parts import clean_temporaries, clean_uncommitted
 from pipeline.store.provenance import provenance_lock
 from pipeline.store.reader import RunDirError, validate_run_dir
 from pipeline.study import Study, StudyDefinition, UnitSpec
+from pipeline.sweep import run_names
 from pipeline.sweep.orphans import stop_orphans
 from pipeline.sweep.plan import build_plan, plan_table
 from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
@@ -119,7 +120,7 @@ def prepare(overrides: Sequence[str]) -> Prepared:
                 )
         run_dir = resume_dir
     else:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        stamp = run_names.run_stamp()
         digest = f"-{inputs.digest[:8]}" if inputs.digest else ""
         run_dir = Path(cfg.out_dir) / f"{stamp}-{panel.name}-{inputs.label}{digest}"
     user_overrides = tuple(o for o in overrides if not o.startswith("resume="))
@@ -260,7 +261,8 @@ def plan_rows(p: Prepared, not_run: dict[tuple[str, str], str]) -> pa.Table:
     return plan_table(specs, not_run)
 
 
-def prepare_run_dir(p: Prepared) -> None:
+def prepare_run_dir(p: Prepared) -> Prepared:
+    """Clean a resumed run dir, or claim a new one (its name may gain a `-N`: run_names)."""
     if p.resuming:
         orphans = stop_orphans(p.run_dir)
         if orphans:
@@ -268,9 +270,8 @@ def prepare_run_dir(p: Prepared) -> None:
         removed = clean_temporaries(p.run_dir, p.layout) + clean_uncommitted(p.run_dir, p.layout)
         if removed:
             print(f"resume: removed {len(removed)} uncommitted file(s)", file=sys.stderr)
-        return
-    if p.run_dir.exists():
-        raise RunDirError(f"{p.run_dir} already exists; choose another out_dir")
-    p.run_dir.mkdir(parents=True)
-    for name, data in p.study.inputs.files.items():
-        (p.run_dir / name).write_bytes(data)
+        return p
+    claimed = dataclasses.replace(p, run_dir=run_names.claim_run_dir(p.run_dir))
+    for name, data in claimed.study.inputs.files.items():
+        (claimed.run_dir / name).write_bytes(data)
+    return claimed

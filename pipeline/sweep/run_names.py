@@ -1,0 +1,42 @@
+"""Names of new run directories: sortable by start time, and never shared by two sweeps.
+
+A name starts with the UTC start second (`20261201T201750-...`), so a listing sorts runs by
+when they started. Two sweeps started in the same second with the same panel and inputs would
+compute the same name, so a directory is claimed with an exclusive `mkdir`: the first sweep
+gets the plain name, a later one the first free `NAME-2`, `NAME-3`, ... (the plain name sorts
+before its suffixed siblings). The claim is atomic on POSIX, so it also holds across processes.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipeline.store.reader import RunDirError
+
+STAMP_FORMAT = "%Y%m%dT%H%M%S"
+MAX_SAME_NAME = 1000  # sweeps of one name started in one second; beyond it something is wrong
+
+
+def utc_now() -> datetime:
+    """The clock run names are stamped with (tests replace it)."""
+    return datetime.now(UTC)
+
+
+def run_stamp() -> str:
+    return utc_now().strftime(STAMP_FORMAT)
+
+
+def claim_run_dir(candidate: Path) -> Path:
+    """Create and return `candidate`, or its first free `-N` sibling if another sweep has it."""
+    candidate.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, MAX_SAME_NAME + 1):
+        path = candidate if n == 1 else candidate.with_name(f"{candidate.name}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        return path
+    raise RunDirError(
+        f"{candidate} and {MAX_SAME_NAME - 1} siblings already exist; choose another out_dir"
+    )
