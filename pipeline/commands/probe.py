@@ -31,7 +31,13 @@ async def _probe_all(
         key = os.environ.get(ep.api_key_env) if ep.api_key_env else None
         factory = partial(open_client, retry=cfg.retry, timeouts=cfg.timeouts, api_key=key)
         shapes = shapes_needed(arm_needs(plan, ep))
-        verdicts += await probe(factory, ep, shapes, context_tokens_needed=plan.context_tokens)
+        verdicts += await probe(
+            factory,
+            ep,
+            shapes,
+            context_tokens_needed=plan.context_tokens,
+            samples=cfg.probe.samples,
+        )
     return verdicts
 
 

@@ -155,6 +155,17 @@ class RetryConfig:
 
 
 @dataclass(frozen=True)
+class ProbeConfig:
+    """The capability probe (pipeline.endpoints.probe): a verdict that can exclude a
+    configuration rests on `samples` requests, not one (SAMPLE_RULE there)."""
+
+    samples: int = 3  # requests per shape at most; the shape is ok once one of them is
+
+    def __post_init__(self) -> None:
+        check_range("probe.samples", self.samples, at_least=1)
+
+
+@dataclass(frozen=True)
 class TimeoutConfig:
     connect_s: float = 10.0
     request_s: float = 300.0
@@ -218,6 +229,7 @@ class RunConfig:
     allow_config_change: bool = False
     progress: bool = True
     retry: RetryConfig = field(default_factory=RetryConfig)
+    probe: ProbeConfig = field(default_factory=ProbeConfig)
     timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     ray: RayConfig = field(default_factory=RayConfig)

@@ -28,6 +28,16 @@ After an `unreachable` or `auth_rejected` shape the remaining shapes are not sen
 sit through the same retries or the same refusal); they get the same verdict, detail
 "not attempted: <verdict> on <shape>".
 
+Repeated evidence (SAMPLE_RULE, decision): a verdict can exclude a whole configuration, so a
+shape judged by a request is sampled up to `samples` times (config `probe.samples`, default
+3), each sample a fresh request whose text names its sample number (a cached or seeded
+endpoint would otherwise repeat the same reply). The shape is `ok` as soon as one sample is;
+it fails only when every sample fails, with the most frequent failing verdict (the first seen
+on a tie). One empty or malformed reply is therefore never enough. `unreachable` and
+`auth_rejected` end the sampling at once: the first already sat through every request retry,
+the second is a refused key. Every sample is kept on the verdict (`samples`), and the rule is
+recorded with the verdicts in the manifest.
+
 A context length that neither the config nor /models states is "ok" with detail "unverified":
 probing it by sending a prompt of the needed size would cost a full-size request per endpoint,
 and a too-long prompt during the sweep is a clean RequestRejected anyway.
@@ -39,10 +49,11 @@ import errno
 import json
 import re
 import socket
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, runtime_checkable
 
 from pipeline.chat.errors import (
     HttpStatusFault,
@@ -57,6 +68,12 @@ from pipeline.config.schema import EndpointConfig
 SHAPES = ("plain", "schema", "reasoning_disabled", "context_length")
 OK = "ok"
 PROBE_MAX_TOKENS = 24
+DEFAULT_SAMPLES = 3
+SAMPLE_RULE = (
+    "a shape judged by a request is sampled up to N times: ok as soon as one sample is ok; "
+    "a failing verdict only when all N fail (the most frequent one); unreachable and "
+    "auth_rejected stop the sampling at once"
+)
 
 _PLAIN = ChatRequest(
     messages=(ChatMessage("user", "Reply with the single word OK."),),
@@ -98,11 +115,28 @@ _SHAPE_REJECTION_VERDICTS = {
 
 
 @dataclass(frozen=True)
+class ProbeSample:
+    """One request's judgement of one shape (a verdict rests on one or more of these)."""
+
+    verdict: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class ProbeVerdict:
     config_id: str
     shape: str
     verdict: str
     detail: str = ""
+    samples: tuple[ProbeSample, ...] = ()  # every sample taken, in order (none: not sent)
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ProbeVerdict:
+        """A verdict as recorded (events, manifest); samples come back as ProbeSamples."""
+        samples = tuple(ProbeSample(**dict(s)) for s in record.get("samples", ()))
+        return cls(
+            record["config_id"], record["shape"], record["verdict"], record["detail"], samples
+        )
 
 
 @runtime_checkable
@@ -138,8 +172,18 @@ def schema_reply_problem(text: str) -> str | None:
     return None
 
 
-async def _judge_reply(shape: str, client: ChatClient) -> tuple[str, str]:
-    request = _SCHEMA_REQUEST if shape == "schema" else _PLAIN
+def _sampled(request: ChatRequest, sample: int) -> ChatRequest:
+    """The request of sample `sample` (0-based): the first is the plain probe; later ones name
+    their number, so no cache or seed can hand back the first reply again."""
+    if sample == 0:
+        return request
+    *earlier, last = request.messages
+    text = f"{last.content} (check {sample + 1})"
+    return replace(request, messages=(*earlier, replace(last, content=text)))
+
+
+async def _judge_reply(shape: str, client: ChatClient, sample: int = 0) -> tuple[str, str]:
+    request = _sampled(_SCHEMA_REQUEST if shape == "schema" else _PLAIN, sample)
     reply = await client.complete(request)
     if shape == "schema":
         problem = schema_reply_problem(reply.text)
@@ -231,15 +275,13 @@ def detail_headline(detail: str) -> str:
     return head if len(head) <= 160 else head[:157] + "..."
 
 
-async def _probe_shape(
-    endpoint: EndpointConfig, client: ChatClient, shape: str, need: int
+async def _probe_once(
+    endpoint: EndpointConfig, client: ChatClient, shape: str, need: int, sample: int
 ) -> tuple[str, str]:
-    if shape == "reasoning_disabled" and endpoint.reasoning == "none":
-        return OK, "no reasoning control configured; nothing to disable"
     try:
         if shape == "context_length":
             return await _judge_context(endpoint, client, need)
-        return await _judge_reply(shape, client)
+        return await _judge_reply(shape, client, sample)
     except RequestRejected as exc:
         verdict = _rejection_verdict(shape, exc)
         if verdict == "auth_rejected":
@@ -249,17 +291,42 @@ async def _probe_shape(
         return "unreachable", unreachable_detail(endpoint, exc)
 
 
+async def _probe_shape(
+    endpoint: EndpointConfig, client: ChatClient, shape: str, need: int, samples: int
+) -> ProbeVerdict:
+    """The shape's verdict under SAMPLE_RULE (context_length is read once: it is no reply)."""
+    config_id = endpoint.config_id
+    if shape == "reasoning_disabled" and endpoint.reasoning == "none":
+        return ProbeVerdict(
+            config_id, shape, OK, "no reasoning control configured; nothing to disable"
+        )
+    taken: list[ProbeSample] = []
+    for sample in range(1 if shape == "context_length" else samples):
+        verdict, detail = await _probe_once(endpoint, client, shape, need, sample)
+        taken.append(ProbeSample(verdict, detail))
+        if verdict == OK or verdict in _STOPPING_VERDICTS:
+            return ProbeVerdict(config_id, shape, verdict, detail, tuple(taken))
+    failing = Counter(s.verdict for s in taken).most_common(1)[0][0]
+    last = next(s for s in reversed(taken) if s.verdict == failing)
+    detail = last.detail if len(taken) == 1 else f"all {len(taken)} samples failed; {last.detail}"
+    return ProbeVerdict(config_id, shape, failing, detail, tuple(taken))
+
+
 async def probe(
     client_factory: ClientFactory,
     endpoint: EndpointConfig,
     shapes: Sequence[str],
     *,
     context_tokens_needed: int,
+    samples: int = DEFAULT_SAMPLES,
 ) -> tuple[ProbeVerdict, ...]:
-    """Probe `endpoint` for each shape, in order, over one client from `client_factory`."""
+    """Probe `endpoint` for each shape, in order, over one client from `client_factory`;
+    each shape under SAMPLE_RULE with up to `samples` samples."""
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown:
         raise ValueError(f"unknown probe shapes {unknown}; known: {', '.join(SHAPES)}")
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples}")
     verdicts: list[ProbeVerdict] = []
     async with client_factory(endpoint) as client:
         for shape in shapes:
@@ -270,8 +337,9 @@ async def probe(
                 detail = f"not attempted: {down.verdict} on {down.shape}"
                 verdicts.append(ProbeVerdict(endpoint.config_id, shape, down.verdict, detail))
                 continue
-            verdict, detail = await _probe_shape(endpoint, client, shape, context_tokens_needed)
-            verdicts.append(ProbeVerdict(endpoint.config_id, shape, verdict, detail))
+            verdicts.append(
+                await _probe_shape(endpoint, client, shape, context_tokens_needed, samples)
+            )
     return tuple(verdicts)
 
 

@@ -91,10 +91,12 @@ class EndpointWorker:
         """Live counters of every hosted endpoint's attempts not yet returned (display only)."""
         return {config_id: core.live() for config_id, core in self.cores.items()}
 
-    async def probe(self, config_id: str, shapes: list[str], context_tokens_needed: int) -> Any:
+    async def probe(
+        self, config_id: str, shapes: list[str], context_tokens_needed: int, samples: int
+    ) -> Any:
         from pipeline.sweep.probing import probe_worker
 
-        return await probe_worker(self.cores[config_id], shapes, context_tokens_needed)
+        return await probe_worker(self.cores[config_id], shapes, context_tokens_needed, samples)
 
     def pid(self) -> int:
         return os.getpid()

@@ -21,7 +21,12 @@ from pipeline.store.manifest import Manifest, RunStatus
 from pipeline.sweep import summary
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
 from pipeline.sweep.orphans import MARKER_VAR, ray_temp_dir, record_session
-from pipeline.sweep.probing import arm_needs, not_run_from_verdicts, shapes_needed
+from pipeline.sweep.probing import (
+    arm_needs,
+    not_run_from_verdicts,
+    probe_rule,
+    shapes_needed,
+)
 from pipeline.sweep.progress import ProgressView
 from pipeline.sweep.run import (
     Prepared,
@@ -57,14 +62,23 @@ def _probe_all(
         needs = arm_needs(plan, inc.endpoint)
         needs_by_config[inc.config_id] = needs
         worker = workers[inc.config_id]
-        refs[inc.config_id] = worker.probe.remote(inc.config_id, shapes_needed(needs), needed)
+        refs[inc.config_id] = worker.probe.remote(
+            inc.config_id, shapes_needed(needs), needed, p.cfg.probe.samples
+        )
     not_run: dict[tuple[str, str], str] = {}
     verdicts: list[dict[str, Any]] = []
     for config_id, ref in refs.items():
         found = ray.get(ref)
         verdicts += found
         for v in found:
-            sink.event("probe", config_id=config_id, shape=v["shape"], verdict=v["verdict"])
+            samples = [s["verdict"] for s in v.get("samples", ())]
+            sink.event(
+                "probe",
+                config_id=config_id,
+                shape=v["shape"],
+                verdict=v["verdict"],
+                samples=samples,
+            )
         for arm, reason in not_run_from_verdicts(found, needs_by_config[config_id]).items():
             not_run[(config_id, arm)] = reason
     return not_run, verdicts
@@ -279,7 +293,9 @@ def _run_session(
     if not p.resuming:
         not_run, verdicts = _probe_all(p, workers, sink)
         session.set_plan(plan_rows(p, not_run))
-        session.write(dataclasses.replace(session.manifest, probes=verdicts))
+        rule = probe_rule(p.cfg.probe.samples)
+        extra = {**session.manifest.extra, "probe_rule": rule}
+        session.write(dataclasses.replace(session.manifest, probes=verdicts, extra=extra))
     try:
         outcome = _coordinate(
             p,

@@ -15,7 +15,13 @@ from dataclasses import asdict
 from typing import Any
 
 from pipeline.config.schema import EndpointConfig
-from pipeline.endpoints.probe import ProbeVerdict, probe, servable_arms
+from pipeline.endpoints.probe import (
+    DEFAULT_SAMPLES,
+    SAMPLE_RULE,
+    ProbeVerdict,
+    probe,
+    servable_arms,
+)
 from pipeline.study import ProbePlan
 from pipeline.sweep.worker import EndpointWorkerCore
 
@@ -35,7 +41,10 @@ def shapes_needed(needs: Mapping[str, frozenset[str]]) -> list[str]:
 
 
 async def probe_worker(
-    core: EndpointWorkerCore, shapes: Sequence[str], context_needed: int
+    core: EndpointWorkerCore,
+    shapes: Sequence[str],
+    context_needed: int,
+    samples: int = DEFAULT_SAMPLES,
 ) -> list[dict[str, Any]]:
     capped = await core.ensure_client()
     # The raw HTTP client also reads /models (context length); scripted clients lack it.
@@ -46,7 +55,11 @@ async def probe_worker(
         yield client
 
     verdicts = await probe(
-        borrowed, core.settings.endpoint, shapes, context_tokens_needed=context_needed
+        borrowed,
+        core.settings.endpoint,
+        shapes,
+        context_tokens_needed=context_needed,
+        samples=samples,
     )
     return [asdict(v) for v in verdicts]
 
@@ -55,5 +68,10 @@ def not_run_from_verdicts(
     verdicts: Sequence[Mapping[str, Any]], needs: Mapping[str, frozenset[str]]
 ) -> dict[str, str]:
     """arm -> not-run reason for the arms this configuration cannot serve."""
-    typed = [ProbeVerdict(**dict(v)) for v in verdicts]
+    typed = [ProbeVerdict.from_record(v) for v in verdicts]
     return {arm: reason for arm, reason in servable_arms(typed, needs).items() if reason}
+
+
+def probe_rule(samples: int) -> dict[str, Any]:
+    """The rule the run's verdicts were reached by (manifest extra.probe_rule)."""
+    return {"samples": samples, "rule": SAMPLE_RULE}

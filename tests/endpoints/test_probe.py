@@ -37,11 +37,14 @@ async def run_probe(
     shapes: Sequence[str],
     chat: Sequence[Reply] = (),
     models: Sequence[Reply] = (),
+    samples: int = 1,  # one sample: these tests map one reply to its verdict
     **endpoint: Any,
 ) -> tuple[dict[str, ProbeVerdict], Any]:
     async with serve(chat=chat, models=models) as server:
         config = endpoint_config(server.base_url, **endpoint)
-        verdicts = await probe(factory(), config, shapes, context_tokens_needed=NEED)
+        verdicts = await probe(
+            factory(), config, shapes, context_tokens_needed=NEED, samples=samples
+        )
     assert [v.shape for v in verdicts] == list(shapes)
     assert {v.config_id for v in verdicts} == {"cfg-a"}
     return {v.shape: v for v in verdicts}, server
