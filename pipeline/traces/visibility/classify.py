@@ -1,0 +1,169 @@
+"""Class a template by which stored reasoning its rendered prompt keeps.
+
+The evidence is the template's records (`visibility.matrix`) that rendered, under the default
+switches (none passed), in the dialects the template reads. A dialect is *read* when at least
+one secret stored under it reaches the prompt in some default render; a template that reads no
+dialect is `never`. Over that evidence, a secret's position is three facts: it is on a
+tool-call turn (T), a user turn follows it (U), a plain assistant reply follows it (P). The
+visibility class is the first rule that every piece of evidence obeys:
+
+- `never`: no secret survives.
+- `always`: every secret survives.
+- `after_last_user`: a secret survives exactly when no user turn follows it (not U). The Qwen3
+  rule: reasoning is kept on assistant turns after the last real user message, so a tool loop
+  keeps it while open and loses it when a new user question arrives.
+- `until_plain_reply`: a secret survives exactly when it is on a tool-call turn and no plain
+  reply follows it (T and not P), whether or not a user turn follows. The Kimi-K2 rule: the
+  last assistant turn without tool calls and everything before it lose their reasoning.
+- `irregular`: none of the above fits (the report shows the template's rows);
+  `unrenderable`: no default render succeeded, so there is no evidence.
+
+The shape matrix separates the rules: a tool-call turn followed by a user turn survives under
+`until_plain_reply` only, and a plain reply inside an open loop survives under
+`after_last_user` only.
+
+Beside the class: `crashes` (every failed default render: shape and error),
+`tool_calls_dropped` (tool-call shapes rendered, and no tool call's argument token reached any
+prompt: the template drops tool calls altogether), and `switch_effects` (switches mentioned by
+the template whose settings change some secret's survival against the default render).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pipeline.traces.visibility.shapes import SWITCHES
+
+Record = Mapping[str, object]
+Rule = Callable[[Record], bool]
+
+VISIBILITY_CLASSES = (
+    "never",
+    "always",
+    "after_last_user",
+    "until_plain_reply",
+    "irregular",
+    "unrenderable",
+)
+
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("after_last_user", lambda r: not r["secret_user_after"]),
+    (
+        "until_plain_reply",
+        lambda r: bool(r["secret_on_tool_call_turn"]) and not r["secret_plain_reply_after"],
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Crash:
+    """One failed render: the shape, the switches passed, and the error (type, one line)."""
+
+    shape: str
+    switches: str
+    error_type: str
+    error_message: str
+
+
+@dataclass(frozen=True)
+class TemplateClass:
+    """A template's visibility class and the facts beside it (see the module docstring)."""
+
+    template: str
+    visibility: str
+    dialects_read: tuple[str, ...]
+    tool_calls_dropped: bool
+    crashes: tuple[Crash, ...]
+    switch_effects: tuple[str, ...]
+    shapes_rendered: int
+    shapes_crashed: int
+
+
+def visibility_of(evidence: Sequence[Record]) -> str:
+    """The class that `evidence` (rendered records in read dialects) obeys; see module doc."""
+    survived = [bool(r["in_rendered"]) for r in evidence]
+    if not any(survived):
+        return "never"
+    if all(survived):
+        return "always"
+    for name, rule in RULES:
+        if all(rule(r) == s for r, s in zip(evidence, survived, strict=True)):
+            return name
+    return "irregular"
+
+
+def _crashes(records: Iterable[Record]) -> tuple[Crash, ...]:
+    seen: dict[tuple[str, str], Crash] = {}
+    for r in records:
+        if not r["rendered"]:
+            key = (str(r["shape"]), str(r["switches"]))
+            seen.setdefault(
+                key, Crash(key[0], key[1], str(r["error_type"]), str(r["error_message"]))
+            )
+    return tuple(seen.values())
+
+
+def _survival(records: Iterable[Record]) -> dict[tuple[str, str], bool]:
+    return {(str(r["shape"]), str(r["secret"])): bool(r["in_rendered"]) for r in records}
+
+
+def _switch_effects(records: Sequence[Record]) -> tuple[str, ...]:
+    rendered = [r for r in records if r["rendered"]]
+    default = _survival(r for r in rendered if r["default_switches"])
+    settings = {str(r["switches"]) for r in rendered if not r["default_switches"]}
+    effects: set[str] = set()
+    for setting in settings:
+        kept = _survival(r for r in rendered if r["switches"] == setting)
+        if any(key in default and default[key] != value for key, value in kept.items()):
+            effects |= {switch for switch in SWITCHES if f"{switch}=" in setting}
+    return tuple(sorted(effects))
+
+
+def classify_template(name: str, records: Sequence[Record]) -> TemplateClass:
+    """One template's class from its records (all switch settings may be present)."""
+    default = [r for r in records if r["default_switches"]]
+    rendered = [r for r in default if r["rendered"]]
+    read = tuple(sorted({str(r["dialect"]) for r in rendered if r["in_rendered"]}))
+    evidence = [r for r in rendered if r["dialect"] in read]
+    with_calls = [r for r in rendered if r["has_tool_calls"]]
+    crashes = _crashes(default)
+    return TemplateClass(
+        template=name,
+        visibility=visibility_of(evidence) if rendered else "unrenderable",
+        dialects_read=read,
+        tool_calls_dropped=bool(with_calls)
+        and not any(r["tool_calls_rendered"] for r in with_calls),
+        crashes=crashes,
+        switch_effects=_switch_effects(records),
+        shapes_rendered=len({r["shape"] for r in rendered}),
+        shapes_crashed=len({c.shape for c in crashes}),
+    )
+
+
+def classify(records: Iterable[Record]) -> dict[str, TemplateClass]:
+    """Every template's class, keyed by template name (records as `visibility.matrix` gives)."""
+    by_template: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        by_template[str(record["template"])].append(record)
+    return {name: classify_template(name, rs) for name, rs in sorted(by_template.items())}
+
+
+def as_rows(classes: Mapping[str, TemplateClass]) -> list[dict[str, object]]:
+    """One flat row per template (the report's visibility matrix, a small Parquet table)."""
+    return [
+        {
+            "template": c.template,
+            "visibility": c.visibility,
+            "dialects_read": ",".join(c.dialects_read),
+            "tool_calls_dropped": c.tool_calls_dropped,
+            "switch_effects": ",".join(c.switch_effects),
+            "shapes_rendered": c.shapes_rendered,
+            "shapes_crashed": c.shapes_crashed,
+            "crash_errors": "; ".join(
+                sorted({f"{x.error_type}: {x.error_message}" for x in c.crashes})
+            ),
+        }
+        for c in classes.values()
+    ]

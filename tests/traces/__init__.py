@@ -1,0 +1,1 @@
+"""Tests of the reasoning-trace study (seed 002)."""
