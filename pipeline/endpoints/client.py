@@ -34,7 +34,7 @@ from pipeline.chat.errors import (
 from pipeline.chat.messages import ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.http_status import parse_retry_after, status_error
-from pipeline.endpoints.limits import EndpointLimiter
+from pipeline.endpoints.limits import EndpointLimiter, Limiter
 from pipeline.endpoints.retry import RetryPolicy, build_retry
 from pipeline.endpoints.wire import (
     build_body,
@@ -111,7 +111,7 @@ class OpenAIChatClient:
         self,
         endpoint: EndpointConfig,
         session: aiohttp.ClientSession,
-        limiter: EndpointLimiter,
+        limiter: Limiter,
         retry: RetryPolicy,
         *,
         api_key: str | None = None,
@@ -210,7 +210,7 @@ async def open_client(
     timeouts: TimeoutConfig,
     api_key: str | None = None,
     send_seed: bool = True,
-    limiter: EndpointLimiter | None = None,
+    limiter: Limiter | None = None,
     retry_policy: RetryPolicy | None = None,
 ) -> AsyncIterator[OpenAIChatClient]:
     """A client with its own session (closed on exit), limiter and retry policy.

@@ -23,6 +23,14 @@ large request at the head is not starved by small ones behind it.
 `settle` debits tokens a reply used beyond the estimate (never refunds: the limit is a ceiling),
 and `hold` pauses the endpoint after a 429 with Retry-After, so siblings stop hammering it.
 
+A limit group (`limits.group`: one key or account shared by several configurations) is one
+more `EndpointLimiter` with the group's limits, shared by the members' `GroupedLimiter`s;
+every member lives in the same actor, so that bucket has exactly one owner
+(pipeline/endpoints/limit_groups.py). A request is admitted at the first instant both its own
+endpoint's limits and the group's allow it, and counted in both at that instant, so each
+window sees the send when it happens. A 429's Retry-After holds the whole group: the provider
+refused the key, not the configuration.
+
 `headroom` (default 0: pace at exactly the limit) paces at (1 - headroom) x each limit while the
 window log still allows the full limit. A server that enforces its own 60 s sliding window sees
 our requests with network/event-loop jitter; pacing at exactly the limit then crosses its window
@@ -36,7 +44,8 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Protocol
 
 from pipeline.config.schema import Limits
 
@@ -133,20 +142,21 @@ class EndpointLimiter:
     async def acquire(self, tokens: int) -> None:
         """Wait (FIFO) until one request of about `tokens` tokens may start, and count it."""
         async with self._turn:
-            while True:
-                now = self._clock()
-                start = max(now, self._hold_until)
-                if self._requests is not None:
-                    start = max(start, self._requests.earliest(1.0, now))
-                if self._tokens is not None:
-                    start = max(start, self._tokens.earliest(float(tokens), now))
-                if start <= now:
-                    break
-                await self._sleep(start - now)
-            if self._requests is not None:
-                self._requests.record(1.0, now)
-            if self._tokens is not None:
-                self._tokens.record(float(tokens), now)
+            await _admit_together((self,), tokens)
+
+    def _next_start(self, tokens: int, now: float) -> float:
+        start = max(now, self._hold_until)
+        if self._requests is not None:
+            start = max(start, self._requests.earliest(1.0, now))
+        if self._tokens is not None:
+            start = max(start, self._tokens.earliest(float(tokens), now))
+        return start
+
+    def _count(self, tokens: int, now: float) -> None:
+        if self._requests is not None:
+            self._requests.record(1.0, now)
+        if self._tokens is not None:
+            self._tokens.record(float(tokens), now)
 
     @asynccontextmanager
     async def admit(self, tokens: int) -> AsyncIterator[None]:
@@ -168,3 +178,57 @@ class EndpointLimiter:
         """Admit nothing for `seconds` (a 429's Retry-After applies to the whole endpoint)."""
         if seconds > 0:
             self._hold_until = max(self._hold_until, self._clock() + seconds)
+
+
+async def _admit_together(limiters: tuple[EndpointLimiter, ...], tokens: int) -> None:
+    """Wait until every limiter admits the request at the same instant, then count it in all
+    of them: admitted at one time, each limiter's window sees the send when it happens (the
+    caller holds every limiter's turn lock; the first limiter's clock and sleep are used)."""
+    clock, sleep = limiters[0]._clock, limiters[0]._sleep
+    while True:
+        now = clock()
+        start = max(limiter._next_start(tokens, now) for limiter in limiters)
+        if start <= now:
+            break
+        await sleep(start - now)
+    for limiter in limiters:
+        limiter._count(tokens, now)
+
+
+class Limiter(Protocol):
+    """What a client needs of its admission control (EndpointLimiter, GroupedLimiter)."""
+
+    def admit(self, tokens: int) -> AbstractAsyncContextManager[None]: ...
+
+    def settle(self, estimated: int, used: int | None) -> None: ...
+
+    def hold(self, seconds: float) -> None: ...
+
+
+class GroupedLimiter:
+    """An endpoint's own limits inside the limits of the group (key, account) it belongs to."""
+
+    def __init__(self, own: EndpointLimiter, group: EndpointLimiter) -> None:
+        self.own = own
+        self.group = group
+
+    @asynccontextmanager
+    async def admit(self, tokens: int) -> AsyncIterator[None]:
+        """Both slots, then one admission that both limiters grant at the same instant.
+
+        Locks are always taken own first, group second, and nobody waits for an own lock
+        while holding the group's, so members cannot deadlock.
+        """
+        own, group = self.own, self.group
+        async with own._slots, group._slots:
+            async with own._turn, group._turn:
+                await _admit_together((own, group), tokens)
+            yield
+
+    def settle(self, estimated: int, used: int | None) -> None:
+        self.own.settle(estimated, used)
+        self.group.settle(estimated, used)
+
+    def hold(self, seconds: float) -> None:
+        self.own.hold(seconds)
+        self.group.hold(seconds)  # a refused key holds every configuration on it

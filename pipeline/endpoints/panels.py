@@ -39,6 +39,7 @@ from pipeline.config import (
     compose_dict,
 )
 from pipeline.endpoints.catalog import Catalog, CatalogEntry, load_catalog, recency_cutoff
+from pipeline.endpoints.limit_groups import check_limit_groups
 from pipeline.usererror import UserError
 
 KINDS = ("hosted", "local", "sim", "endpoint", "offline")
@@ -105,6 +106,7 @@ def materialize(cfg: RunConfig) -> PanelConfig:
             f"panel.kind '{cfg.panel.kind}' is unknown; use one of {', '.join(KINDS)}"
         )
     _check_unique_ids(panel)
+    check_limit_groups(panel.name, panel.configs)
     for config in panel.configs:
         _check_base_url(panel, config, cfg)
     return panel

@@ -43,7 +43,7 @@ from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 from pipeline.study import UnitSpec
 from pipeline.sweep.coordinator import Completion
 from pipeline.sweep.progress import EndpointLive
-from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings
+from pipeline.sweep.worker import WorkerSettings, worker_cores
 
 RESTART_PING_S = 0.5  # how often a restarting actor is pinged
 MAX_BATCH = 8  # trajectory attempts per Ray call, at most
@@ -67,7 +67,7 @@ class EndpointWorker:
     """
 
     def __init__(self, settings: Sequence[WorkerSettings]) -> None:
-        self.cores = {s.endpoint.config_id: EndpointWorkerCore(s) for s in settings}
+        self.cores = worker_cores(settings)  # a limit group's members share one limiter here
         # Each reply allocates thousands of small containers, so the default gen-0 threshold
         # (700) ran a collection every few requests over the actor's large heap (Ray,
         # aiohttp, the fixture); a 100,000 threshold cut the actor's CPU per trajectory by
@@ -106,10 +106,34 @@ class EndpointWorker:
             await core.close()
 
 
-def endpoint_groups(config_ids: Sequence[str], per_worker: int) -> list[list[str]]:
-    """Consecutive groups of at most `per_worker` endpoints, in panel order."""
-    ids = list(config_ids)
-    return [ids[at : at + per_worker] for at in range(0, len(ids), per_worker)]
+def endpoint_groups(
+    config_ids: Sequence[str],
+    per_worker: int,
+    limit_groups: Mapping[str, str | None] | None = None,
+) -> list[list[str]]:
+    """Consecutive groups of at most `per_worker` endpoints, in panel order.
+
+    `limit_groups` (config_id -> limit group) keeps every member of a limit group on one
+    worker, its first member's, however many that puts there: the group's bucket must have
+    one owner (pipeline/endpoints/limit_groups.py).
+    """
+    bundles: list[list[str]] = []
+    bundle_of: dict[str, list[str]] = {}
+    for cid in config_ids:
+        group = (limit_groups or {}).get(cid)
+        if group is not None and group in bundle_of:
+            bundle_of[group].append(cid)
+            continue
+        bundles.append([cid])
+        if group is not None:
+            bundle_of[group] = bundles[-1]
+    workers: list[list[str]] = []
+    for bundle in bundles:
+        if workers and len(workers[-1]) + len(bundle) <= per_worker:
+            workers[-1].extend(bundle)
+        else:
+            workers.append(list(bundle))
+    return workers
 
 
 def start_workers(settings: dict[str, WorkerSettings], per_worker: int) -> dict[str, Any]:
@@ -120,8 +144,11 @@ def start_workers(settings: dict[str, WorkerSettings], per_worker: int) -> dict[
     busier ones (docs/benchmarks.md); `ray.endpoints_per_worker` trades that against
     isolation: a crashed worker loses the attempts in flight of every endpoint it hosts.
     """
+    from pipeline.endpoints.limit_groups import group_of
+
     workers: dict[str, Any] = {}
-    for group in endpoint_groups(list(settings), per_worker):
+    limit_groups = {cid: group_of(s.endpoint) for cid, s in settings.items()}
+    for group in endpoint_groups(list(settings), per_worker, limit_groups):
         handle = EndpointWorker.remote([settings[cid] for cid in group])  # type: ignore[attr-defined]
         workers.update(dict.fromkeys(group, handle))
     return workers

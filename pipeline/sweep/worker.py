@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
+from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
 from pipeline.study import Study, UnitContext, UnitRunner, UnitSpec
 from pipeline.sweep.progress import EndpointLive, LiveCounts
@@ -100,8 +102,16 @@ class CountingClient:
 class EndpointWorkerCore:
     """Runs a study's units against one endpoint; owns its client (and so its limiter)."""
 
-    def __init__(self, settings: WorkerSettings, client: ChatClient | None = None) -> None:
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        client: ChatClient | None = None,
+        *,
+        group_limiter: EndpointLimiter | None = None,
+    ) -> None:
         self.settings = settings
+        # the limiter of the endpoint's limit group, shared with the group's other members
+        self.group_limiter = group_limiter
         self.runner: UnitRunner = settings.study.runner(settings.endpoint)
         self._client = client
         self._closers: list[Any] = []
@@ -123,17 +133,20 @@ class EndpointWorkerCore:
 
     async def _http_client(self) -> ChatClient:
         from pipeline.endpoints.client import OpenAIChatClient, make_session
-        from pipeline.endpoints.limits import SWEEP_HEADROOM, EndpointLimiter
+        from pipeline.endpoints.limits import SWEEP_HEADROOM, GroupedLimiter, Limiter
         from pipeline.endpoints.retry import build_retry
 
         ep = self.settings.endpoint
         key = os.environ.get(ep.api_key_env) if ep.api_key_env else None
         session = make_session(self.settings.timeouts)
         self._closers.append(session)
+        own = EndpointLimiter(ep.limits, headroom=SWEEP_HEADROOM)
+        group = self.group_limiter
+        limiter: Limiter = own if group is None else GroupedLimiter(own, group)
         client = OpenAIChatClient(
             ep,
             session,
-            EndpointLimiter(ep.limits, headroom=SWEEP_HEADROOM),
+            limiter,
             build_retry(self.settings.retry),
             api_key=key,
         )
@@ -188,3 +201,18 @@ class EndpointWorkerCore:
         for closer in self._closers:
             await closer.close()
         self._closers.clear()
+
+
+def worker_cores(settings: Sequence[WorkerSettings]) -> dict[str, EndpointWorkerCore]:
+    """The cores one EndpointWorker hosts, config_id -> core; the members of a limit group
+    share one limiter, the group's bucket (so all of them must be hosted together)."""
+    from pipeline.endpoints.limit_groups import group_limiters, group_of
+    from pipeline.endpoints.limits import SWEEP_HEADROOM
+
+    shared = group_limiters([s.endpoint for s in settings], headroom=SWEEP_HEADROOM)
+    cores = {}
+    for s in settings:
+        group = group_of(s.endpoint)
+        limiter = shared[group] if group is not None else None
+        cores[s.endpoint.config_id] = EndpointWorkerCore(s, group_limiter=limiter)
+    return cores
