@@ -27,10 +27,12 @@ Columns:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from pipeline.traces.visibility.render import render
+from pipeline.traces.visibility.render import Rendered, render
 from pipeline.traces.visibility.shapes import (
     SWITCHES,
     TOOLS,
@@ -45,6 +47,7 @@ RENDERER = "jinja2-hf"
 Record = dict[str, object]
 
 
+@functools.lru_cache(maxsize=256)
 def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -55,6 +58,11 @@ def _switch_value(switches: Mapping[str, bool], name: str) -> str:
     return "true" if switches[name] else "false"
 
 
+def shape_body(shape: Shape, *, replay_reasoning: bool = True) -> dict[str, Any]:
+    """The request body sent for a shape (messages and the echo tool): what any renderer gets."""
+    return request_body(shape.messages, TOOLS, replay_reasoning=replay_reasoning)
+
+
 def probe(
     template_name: str,
     template: str,
@@ -63,13 +71,30 @@ def probe(
     *,
     replay_reasoning: bool = True,
 ) -> list[Record]:
-    """Render one shape through one template; one record per planted secret."""
+    """Render one shape through one template offline; one record per planted secret."""
     settings = dict(switches or {})
-    body = request_body(shape.messages, TOOLS, replay_reasoning=replay_reasoning)
+    body = shape_body(shape, replay_reasoning=replay_reasoning)
     outcome = render(template, body["messages"], tools=body.get("tools"), extra=settings)
+    return records_for(
+        template_name, template, shape, switches=settings, body=body, outcome=outcome
+    )
+
+
+def records_for(
+    template_name: str,
+    template: str,
+    shape: Shape,
+    *,
+    switches: Mapping[str, bool],
+    body: Mapping[str, Any],
+    outcome: Rendered,
+    renderer: str = RENDERER,
+) -> list[Record]:
+    """The records of one render, whoever rendered it (a live server's prompt goes in here)."""
+    settings = dict(switches)
     prompt = outcome.prompt
     common: Record = {
-        "renderer": RENDERER,
+        "renderer": renderer,
         "template": template_name,
         "template_sha256": sha256(template),
         "template_chars": len(template),
@@ -144,5 +169,5 @@ def prompt_for(
     template: str, shape: Shape, switches: Mapping[str, bool] | None = None
 ) -> str | None:
     """The rendered prompt (or None) of one shape, for a report's worked example."""
-    body = request_body(shape.messages, TOOLS)
+    body = shape_body(shape)
     return render(template, body["messages"], tools=body.get("tools"), extra=switches).prompt
