@@ -3,7 +3,9 @@
 
 The study is the one the run's manifest names (pipeline.studies.of_run). Contrasts and
 bootstrap settings are the manifest's `config.analysis` (read through the config schema), each
-overridden by its flag.
+overridden by its flag. Every part's footer is checked first, and the parts the analysis read
+are fingerprinted into RUN_DIR/analysis/inputs.json (pipeline.store.analysis_inputs), which
+`report` checks.
 """
 
 from __future__ import annotations
@@ -61,11 +63,14 @@ def with_flags(analysis: AnalysisConfig, args: argparse.Namespace) -> AnalysisCo
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from pipeline import studies
+    from pipeline.store.analysis_inputs import analyzed
 
     run_dir = require_run_dir(args.run_dir)
     definition = studies.of_run(run_dir)
     analysis = with_flags(manifest_analysis(run_dir), args)
-    report = definition.analyze(run_dir, analysis)
+    report = analyzed(
+        run_dir, studies.layout(definition), lambda: definition.analyze(run_dir, analysis)
+    )
     print(f"analysis: {report.parent}")
     print(f"report: {report}")
     return 0

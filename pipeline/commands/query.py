@@ -59,8 +59,18 @@ def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
         check_read_only(sql, list(frames))
         return context.execute(sql, eager=True)
     except pl.exceptions.PolarsError as exc:
+        damaged = _damaged_part(run_dir)  # a part torn behind an intact footer: name it
+        if damaged is not None:
+            raise damaged from None
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(f"query failed ({type(exc).__name__}): {first_line}") from exc
+
+
+def _damaged_part(run_dir: Path) -> UserError | None:
+    from pipeline import studies
+    from pipeline.store.analysis_inputs import find_damaged_part
+
+    return find_damaged_part(run_dir, studies.layout(studies.of_run(run_dir)))
 
 
 def check_csv_scalar(result: pl.DataFrame) -> None:

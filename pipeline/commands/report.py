@@ -2,13 +2,16 @@
 
 The report is the run's study's (the manifest names it), built from the outputs of `analyze`;
 when the run has not been analyzed yet, the analysis runs first, with the manifest's settings.
+A report is never rendered from outputs older than the tables they came from: when a part was
+added, removed or changed since the analysis (RUN_DIR/analysis/inputs.json), `report` refuses
+in one line and says to run `analyze` (pipeline.store.analysis_inputs).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.commands.analyze import require_run_dir
+from pipeline.commands.analyze import manifest_analysis, require_run_dir
 from pipeline.commands.args import CommandParser
 
 
@@ -17,7 +20,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("run_dir", type=Path, help="a sweep's run directory")
     args = parser.parse_args(argv)
     from pipeline import studies
+    from pipeline.store.analysis_inputs import reported
 
     run_dir = require_run_dir(args.run_dir)
-    print(studies.of_run(run_dir).report(run_dir))
+    definition = studies.of_run(run_dir)
+    path = reported(
+        run_dir,
+        studies.layout(definition),
+        report=lambda: definition.report(run_dir),
+        analyze=lambda: definition.analyze(run_dir, manifest_analysis(run_dir)),
+    )
+    print(path)
     return 0

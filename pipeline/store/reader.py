@@ -44,9 +44,9 @@ def check_part(path: Path, schema: pa.Schema) -> int:
         meta = pq.read_metadata(path)
         found = meta.schema.to_arrow_schema()
     except (pa.ArrowException, OSError) as exc:
-        raise _corrupt(path, f"unreadable Parquet footer ({exc})") from None
+        raise corrupt_part_error(path, f"unreadable Parquet footer ({exc})") from None
     if found.names != schema.names or found.types != schema.types:
-        raise _corrupt(path, "its columns do not match the table schema")
+        raise corrupt_part_error(path, "its columns do not match the table schema")
     return int(meta.num_rows)
 
 
@@ -122,10 +122,12 @@ def _read(path: Path, schema: pa.Schema) -> pa.Table:
     try:
         return pq.read_table(path, schema=schema)
     except (pa.ArrowException, OSError) as exc:
-        raise _corrupt(path, f"unreadable data ({exc})") from None
+        raise corrupt_part_error(path, f"unreadable data ({exc})") from None
 
 
-def _corrupt(path: Path, why: str) -> RunDirError:
+def corrupt_part_error(path: Path, why: str) -> RunDirError:
+    """One line naming a damaged part and its fix (the plan cannot be rebuilt; a batch can)."""
+    why = " ".join(why.split())  # Arrow's messages span lines
     if path.name == PLAN_FILE:
         return RunDirError(f"{path} is corrupt: {why}; the plan cannot be rebuilt, start a new run")
     run_dir = path.parent.parent

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus
 from pipeline.sweep import summary
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
@@ -262,7 +263,11 @@ def execute_sweep(
         stop.restore()
         if started_ray and ray.is_initialized():
             ray.shutdown()
-    report = p.definition.analyze(p.run_dir, p.cfg.analysis) if analyze else None
+    report = None
+    if analyze:
+        report = analyzed(
+            p.run_dir, p.layout, lambda: p.definition.analyze(p.run_dir, p.cfg.analysis)
+        )
     return _ending(p, session, fatal, stop, report)
 
 
