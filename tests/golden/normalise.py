@@ -10,8 +10,9 @@
   kind, model faults by kind, tokens). They are the evidence that faults happened and were
   retried; see the test module for why they are deterministic in the golden sweep.
 - analysis: every `analysis/*.parquet` (records sorted) and `analysis/*.json` (re-serialised
-  with sorted keys), and `report.md` with lines that name a path, a run id or a timestamp
-  removed. PNGs are not compared (renderer- and font-dependent bytes).
+  with sorted keys; not `inputs.json`, the fingerprint of the parts the analysis read), and
+  `report.md` with lines that name a path, a run id or a timestamp removed. PNGs are not
+  compared (renderer- and font-dependent bytes).
 
 Floats are written by `json` (shortest round-trip repr): exact equality, no tolerance.
 Not read: events/ (ordering and timestamps of concurrent work), logs/, fixture.json (its
@@ -29,6 +30,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from pipeline.store.analysis_inputs import INPUTS_FILE
 
 DROPPED_COLUMNS: Mapping[str, frozenset[str]] = {
     "rows": frozenset({"run_id", "started_at", "finished_at"}),
@@ -125,6 +128,7 @@ def normalise(run_dir: Path) -> dict[str, str]:
     for path in sorted(analysis.glob("*.parquet")):
         out[f"analysis/{path.stem}.jsonl"] = _parquet_lines(path)
     for path in sorted(analysis.glob("*.json")):
-        out[f"analysis/{path.name}"] = _json_text(path)
+        if path.name != INPUTS_FILE:  # the parts' sizes, mtimes and hashes: not results
+            out[f"analysis/{path.name}"] = _json_text(path)
     out["analysis/report.md"] = report_lines((analysis / "report.md").read_text(encoding="utf-8"))
     return out
