@@ -32,6 +32,7 @@ REQUIRED_MODULES = (
     "rich",
     "matplotlib",
     "numpy",
+    "jinja2",
 )
 INSTALL = "with foldsweep installed (pip install -e .)"
 WHO = {"default": "the cluster's python", "explicit": "the --python interpreter"}
