@@ -33,7 +33,17 @@ ANALYSIS_DIR = "analysis"
 
 
 class SavableFigure(Protocol):
-    def savefig(self, fname: str, *, format: str, dpi: int) -> None: ...
+    def savefig(
+        self,
+        fname: str,
+        *,
+        format: str,
+        dpi: int,
+        bbox_inches: str,
+        metadata: dict[str, str],
+    ) -> None: ...
+
+    def get_label(self) -> object: ...
 
 
 def require_run_dir(run_dir: Path) -> Path:
@@ -114,9 +124,13 @@ def write_json(payload: object, path: Path) -> Path:
 
 
 def write_png(figure: SavableFigure, path: Path) -> Path:
+    """A tight bounding box, so no axis label is clipped; the figure's label, if any (the
+    SIMULATED description, jobs/figures_common.py), becomes the PNG's Description."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _temporary(path)
-    figure.savefig(str(temporary), format="png", dpi=120)
+    label = figure.get_label()
+    metadata = {"Description": str(label)} if label else {}
+    figure.savefig(str(temporary), format="png", dpi=120, bbox_inches="tight", metadata=metadata)
     os.replace(temporary, path)
     return path
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 import polars as pl
 
 from jobs import stats
+from jobs.small_sample import small_spread
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class DependenceResult:
     source: str  # checks | rows
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "small_sample": small_spread(self.rows)}
 
 
 def within_row_dependence(valid_with_checks: pl.DataFrame) -> DependenceResult:

@@ -1,9 +1,12 @@
 """Report figures, built as matplotlib Figure objects (Agg; no pyplot global state).
 
-Each builder is a pure function of analysis tables; jobs.io.write_png saves them. A figure of
-a simulated run gets `mark_simulated` (the report applies it). Margins
-are set from the label lengths instead of tight_layout, and heatmap cells carry text only
-while there are few of them: both keep a 50-configuration report fast to draw.
+Each builder is a pure function of analysis tables; jobs.figures_common.save_figure saves them
+(marking every figure of a simulated run SIMULATED, with a tight bounding box so labels are
+never clipped). Every figure states its denominators: the forest plot's labels carry each
+configuration's pairs and its title the panel's, the heatmap's title the per-cell range of
+valid rows, the fill scatter's title its configurations. Margins are set from the label
+lengths instead of tight_layout, and heatmap cells carry text only while there are few of
+them: both keep a 50-configuration report fast to draw.
 """
 
 from __future__ import annotations
@@ -15,39 +18,9 @@ matplotlib.use("Agg")
 import polars as pl
 from matplotlib.figure import Figure
 
+from jobs.small_sample import SMALL_SAMPLE_MARK, small_cell
+
 MAX_ANNOTATED_CELLS = 120
-SIMULATED_MARK = "SIMULATED"
-
-
-def mark_simulated(figure: Figure) -> Figure:
-    """Marks a figure of a simulated run: a large translucent diagonal watermark across the
-    plot and a small red label in the bottom-left corner (free in every figure here), so a
-    cropped or forwarded PNG still says so. Both are `figure.texts` with the text SIMULATED."""
-    size = max(16.0, min(44.0, 6.0 * figure.get_figwidth()))
-    figure.text(
-        0.5,
-        0.5,
-        SIMULATED_MARK,
-        ha="center",
-        va="center",
-        rotation=25,
-        fontsize=size,
-        color="tab:red",
-        alpha=0.18,
-        fontweight="bold",
-        zorder=10,
-    )
-    figure.text(
-        0.005,
-        0.005,
-        SIMULATED_MARK,
-        ha="left",
-        va="bottom",
-        fontsize=8,
-        color="tab:red",
-        fontweight="bold",
-    )
-    return figure
 
 
 def _label_inches(labels: list[str]) -> float:
@@ -68,17 +41,43 @@ def forest_plot(
     interval: list[float] | None,
     interval_label: str,
 ) -> Figure | None:
-    """Configuration effects (one dot each, sized by pairs) with the panel mean and interval."""
+    """Configuration effects (one dot each, sized by pairs, with its 95% t interval over its
+    pairs where it has two or more) and the panel mean and interval. A configuration resting
+    on a small sample carries the small-sample mark in its label."""
     rows = paired.filter(pl.col("pairs") >= 1).sort("paired_mean", "config_id")
     if rows.is_empty():
         return None
-    labels = [f"{c} (n={n})" for c, n in zip(rows["config_id"], rows["pairs"], strict=True)]
+    small = (
+        rows.get_column("small_sample").to_list()
+        if "small_sample" in rows.columns
+        else [False] * rows.height
+    )
+    labels = [
+        f"{c} (n={n}){SMALL_SAMPLE_MARK if flagged else ''}"
+        for c, n, flagged in zip(rows["config_id"], rows["pairs"], small, strict=True)
+    ]
     effects = rows.get_column("paired_mean").to_list()
     height = max(2.5, 0.32 * len(labels) + 1.5)
     figure = Figure(figsize=(8.0, height))
     axes = figure.subplots()
     positions = list(range(len(labels)))
     sizes = [18.0 + 8.0 * float(n) for n in rows.get_column("pairs").to_list()]
+    if "effect_ci_lo" in rows.columns:
+        spans = [
+            (p, lo, hi)
+            for p, lo, hi in zip(positions, rows["effect_ci_lo"], rows["effect_ci_hi"], strict=True)
+            if lo is not None and hi is not None
+        ]
+        if spans:
+            axes.hlines(
+                [p for p, _, _ in spans],
+                [max(-1.05, lo) for _, lo, _ in spans],
+                [min(1.05, hi) for _, _, hi in spans],
+                color="tab:blue",
+                linewidth=1.0,
+                alpha=0.6,
+                label="configuration 95% t interval",
+            )
     axes.scatter(effects, positions, s=sizes, color="tab:blue", zorder=3)
     axes.axvline(0.0, color="grey", linewidth=0.8)
     if panel_mean is not None:
@@ -91,7 +90,12 @@ def forest_plot(
     axes.set_xlabel(f"paired recall effect ({contrast.replace('_vs_', ' − ')})")
     axes.set_xlim(-1.05, 1.05)
     axes.legend(loc="lower right", fontsize=7)
-    axes.set_title(f"{contrast}: configuration effects (n = complete pairs)", fontsize=9)
+    total = int(rows.get_column("pairs").sum())
+    axes.set_title(
+        f"{contrast}: configuration effects (n = {len(labels)} configurations, "
+        f"{total} complete pairs; n per label = pairs)",
+        fontsize=9,
+    )
     _fit_margins(figure, labels)
     return figure
 
@@ -118,7 +122,7 @@ def recall_heatmap(recall: pl.DataFrame) -> Figure | None:
                 axes.text(
                     j,
                     i,
-                    f"{cell[0]:.2f}\nn={cell[1]}",
+                    f"{cell[0]:.2f}\nn={cell[1]}{SMALL_SAMPLE_MARK if small_cell(cell[1]) else ''}",
                     ha="center",
                     va="center",
                     fontsize=5,
@@ -126,7 +130,9 @@ def recall_heatmap(recall: pl.DataFrame) -> Figure | None:
                 )
     axes.set_xticks(range(len(arms)), arms)
     axes.set_yticks(range(len(configs)), configs, fontsize=7)
-    axes.set_title("mean recall (valid final rows; n per cell)", fontsize=9)
+    counts = [n for _, n in lookup.values() if n]
+    span = f"{min(counts)}–{max(counts)}" if counts else "0"
+    axes.set_title(f"mean recall (valid final rows; n = {span} per cell)", fontsize=9)
     figure.colorbar(image, ax=axes, fraction=0.04)
     _fit_margins(figure, configs, right_inches=1.2)
     return figure

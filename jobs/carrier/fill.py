@@ -14,6 +14,7 @@ import polars as pl
 
 from jobs import stats
 from jobs.carrier.paired import Contrast
+from jobs.small_sample import small_spread
 
 SCHEMA = pl.Schema(
     {
@@ -34,7 +35,7 @@ class FillCorrelation:
     spearman: float | None
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "small_sample": small_spread(self.configs)}
 
 
 def fill_against_effect(

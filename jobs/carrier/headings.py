@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 
 import polars as pl
 
+from jobs.small_sample import small_spread
+
 CELL = ("config_id", "arm", "execution_group")
 
 
@@ -26,7 +28,7 @@ class HeadingsAssociation:
     residual_r: float | None
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "small_sample": small_spread(self.rows)}
 
 
 def _recorded(final: pl.LazyFrame) -> pl.LazyFrame:

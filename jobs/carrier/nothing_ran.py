@@ -22,6 +22,7 @@ from typing import Any
 
 from jobs import io
 from jobs.carrier import report_sections as sections
+from jobs.provenance_header import arms_in_order, provenance, provenance_table
 from pipeline.endpoints.probe import detail_headline
 
 REPORT_FILE = "report.md"
@@ -185,11 +186,15 @@ def render(
     plan: Sequence[Mapping[str, Any]],
     run_dir: Path | None = None,
 ) -> str:
-    """report.md of a run without a single attempt."""
-    extra = (manifest or {}).get("extra")
-    simulated = isinstance(extra, Mapping) and bool(extra.get("simulated"))
+    """report.md of a run without a single attempt: why, then the shared provenance table."""
+    facts = provenance(
+        manifest,
+        arms_in_order(plan),
+        run_id=run_dir.name if run_dir else "?",
+        rows_simulated=False,
+    )
     lines = []
-    if simulated:
+    if facts.simulated:
         lines.append("SIMULATED — this run was planned against simulated endpoints.")
     cause = cause_line(manifest, plan)
     if plan:
@@ -210,6 +215,7 @@ def render(
         "",
         "# foldsweep report: no trajectory was attempted",
         "",
+        *provenance_table(facts),
         scope,
         "",
     ]

@@ -5,6 +5,9 @@ execution_group, repeat) in which the final attempts of a and of b are both vali
 configuration's effect is the mean over its complete pairs (pairs never cross execution
 groups). `mean_a` and `mean_b` are over *all* valid final rows of each arm, as in the
 paper's Table 3, so they can differ from the paired means when a cell is sparse.
+Each configuration's effect carries its 95% t interval over its pairs (`effect_ci_lo/hi`, null
+with fewer than two pairs: the forest plot draws it) and `small_sample` (fewer than
+jobs.small_sample.MIN_CELL_N pairs).
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from typing import NamedTuple
 
 import polars as pl
 
+from jobs import stats
 from jobs.carrier.columns import BLOCK
 from jobs.carrier.recall import config_labels
+from jobs.small_sample import small_cell_expr
 from pipeline.usererror import UserError
 
 
@@ -69,9 +74,13 @@ def paired_by_config(final: pl.LazyFrame, contrast: Contrast) -> pl.DataFrame:
     pairs = (
         complete_pairs(final, contrast)
         .group_by("config_id")
-        .agg(pl.len().cast(pl.Int64).alias("pairs"), pl.col("effect").mean().alias("paired_mean"))
+        .agg(
+            pl.len().cast(pl.Int64).alias("pairs"),
+            pl.col("effect").mean().alias("paired_mean"),
+            pl.col("effect").sort().alias("effects"),
+        )
     )
-    return (
+    table = (
         per_arm.join(pairs, on="config_id", how="left")
         .join(config_labels(final), on="config_id", how="left")
         .select(
@@ -84,7 +93,17 @@ def paired_by_config(final: pl.LazyFrame, contrast: Contrast) -> pl.DataFrame:
             "mean_a",
             "mean_b",
             "paired_mean",
+            "effects",
         )
         .sort("config_id")
         .collect()
+    )
+    intervals = [
+        stats.t_interval([float(v) for v in effects or []])
+        for effects in table.get_column("effects").to_list()
+    ]
+    return table.drop("effects").with_columns(
+        pl.Series("effect_ci_lo", [None if i is None else i.lo for i in intervals], pl.Float64),
+        pl.Series("effect_ci_hi", [None if i is None else i.hi for i in intervals], pl.Float64),
+        small_cell_expr("pairs"),
     )

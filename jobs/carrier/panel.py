@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from jobs import stats
+from jobs.small_sample import small_spread
 from jobs.stats import Interval
 
 PANEL_KEYS = (
@@ -35,6 +36,7 @@ PANEL_KEYS = (
     "planned_bounds",
     "bootstrap_interval",
     "sensitivity",
+    "small_sample",
 )
 
 POPULATIONS: dict[str, Callable[[pl.DataFrame], pl.DataFrame]] = {
@@ -72,6 +74,11 @@ class PanelSummary:
     planned_bounds: Interval | None
     bootstrap_interval: Interval | None
     sensitivity: tuple[Population, ...]
+
+    @property
+    def small_sample(self) -> bool:
+        """The panel's intervals rest on fewer than MIN_SPREAD_N configurations."""
+        return small_spread(self.configs)
 
     def to_json(self) -> dict[str, object]:
         """The panel JSON, keys exactly PANEL_KEYS; intervals as [lo, hi] or null."""

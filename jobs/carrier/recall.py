@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from jobs.carrier.columns import FULL_RECALL, HALF_RECALL
+from jobs.small_sample import small_cell_expr
 
 UNSPECIFIED_REASON = "unspecified"
 
@@ -57,6 +58,7 @@ def recall_by_config_arm(final: pl.LazyFrame) -> pl.DataFrame:
         summary.join(config_labels(final), on="config_id", how="left")
         .select("config_id", "model", "family", pl.all().exclude("config_id", "model", "family"))
         .sort("config_id", "arm")
+        .with_columns(small_cell_expr("valid_rows"))
         .collect()
     )
     return _with_invalid_reasons(labelled, final)

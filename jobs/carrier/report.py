@@ -4,8 +4,10 @@
 never analyzes. `write_report` (the `report` command) runs the analysis first only when its
 outputs are missing (with the manifest's settings), and writes the nothing-ran report
 (jobs/carrier/nothing_ran.py) for a sweep's run directory (it has a manifest) without a
-single row. The first line is `SIMULATED ...` when any row of the run is simulated, and every
-figure of such a run carries a SIMULATED mark.
+single row. The report opens with the shared provenance header (jobs/provenance_header.py):
+its first line is `SIMULATED ...` when any row of the run is simulated or the run was planned
+on simulated endpoints, and every figure of such a run carries a SIMULATED mark
+(jobs/figures_common.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from jobs import io
 from jobs.carrier import report_sections as sections
 from jobs.carrier import run_all
 from jobs.carrier.run_all import SUMMARY_FILE
+from jobs.provenance_header import provenance_header, run_is_simulated
 from pipeline.store import Layout, RunDirError, part_paths
 from pipeline.store.reader import MANIFEST_FILE
 
@@ -27,17 +30,13 @@ REPORT_FILE = "report.md"
 
 def is_simulated(summary: dict[str, Any] | None, manifest: dict[str, Any] | None) -> bool:
     """Any row simulated (summary.json) or the run planned on simulated endpoints (manifest)."""
-    extra = (manifest or {}).get("extra")
-    planned_sim = isinstance(extra, dict) and bool(extra.get("simulated"))
-    return bool((summary or {}).get("simulated")) or planned_sim
+    return run_is_simulated(manifest, rows_simulated=bool((summary or {}).get("simulated")))
 
 
 def _save(figure: Any, path: Path, simulated: bool) -> Path:
-    from jobs.carrier import figures
+    from jobs.figures_common import save_figure
 
-    if simulated:
-        figures.mark_simulated(figure)
-    return io.write_png(figure, path)
+    return save_figure(figure, path, simulated=simulated)
 
 
 def _contrast_block(out: Path, name: str, simulated: bool) -> list[str]:
@@ -88,7 +87,8 @@ def render_report(run_dir: Path) -> Path:
 
     manifest = io.read_manifest(run_dir)
     simulated = is_simulated(summary, manifest)
-    lines = sections.headline(summary) + sections.run_status(manifest)
+    lines = provenance_header(run_dir, title=sections.TITLE, rows_simulated=simulated)
+    lines += sections.headline(summary) + sections.run_status(manifest)
     lines += sections.near_zero_note(recall)
     heatmap = figures.recall_heatmap(recall)
     if heatmap is not None:

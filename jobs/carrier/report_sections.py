@@ -12,6 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N, footnote, marked
+
 NEAR_ZERO_RECALL = 0.1
 """Cells whose mean recall is at or below this are called near zero in the report."""
 
@@ -40,16 +42,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
+TITLE = "foldsweep analysis"
+
+
 def headline(summary: dict[str, Any]) -> list[str]:
-    lines = []
-    if summary.get("simulated"):
-        lines.append(
-            "SIMULATED — rows of this run come from simulated endpoints; no figure below "
-            "describes a real model."
-        )
-    lines += [
-        "# foldsweep analysis",
-        "",
+    """The attempt counts under the provenance header (which carries the SIMULATED line)."""
+    lines = [
         f"Attempts: {summary['attempts']}; final trajectories (highest attempt): "
         f"{summary['final_rows']}; valid final trajectories: {summary['valid_rows']}. "
         "Earlier infrastructure attempts are neither outcomes nor missing.",
@@ -107,7 +105,7 @@ def recall_section(recall: pl.DataFrame) -> list[str]:
                 str(record["config_id"]),
                 str(record["arm"]),
                 str(record["final_rows"]),
-                str(record["valid_rows"]),
+                marked(str(record["valid_rows"]), record.get("small_sample")),
                 plain(record["mean_recall"]),
                 str(record["rows_half"]),
                 str(record["rows_full"]),
@@ -139,9 +137,15 @@ def recall_section(recall: pl.DataFrame) -> list[str]:
         "",
         *table(header, rows),
         "",
+        *_footnote_if(recall, "a cell mean", MIN_CELL_N),
         "![recall by configuration and arm](recall_heatmap.png)",
         "",
     ]
+
+
+def _footnote_if(frame: pl.DataFrame, what: str, threshold: int) -> list[str]:
+    flagged = "small_sample" in frame.columns and bool(frame.get_column("small_sample").any())
+    return [footnote(what, threshold), ""] if flagged else []
 
 
 def contrast_section(
@@ -158,10 +162,13 @@ def contrast_section(
         f"## Contrast {name}: recall {b} − recall {a}",
         "",
         f"Denominator: complete pairs (both arms valid in the same configuration, execution "
-        f"group and repeat); each configuration weighted equally; n = {panel['configs']} "
-        "configurations with at least one pair.",
+        f"group and repeat); each configuration weighted equally; n = "
+        f"{marked(str(panel['configs']), panel.get('small_sample'))} configurations with at "
+        "least one pair.",
         "",
     ]
+    if panel.get("small_sample"):
+        lines += [footnote("the panel's spread and intervals", MIN_SPREAD_N), ""]
     if not panel["configs"]:
         return [*lines, "No complete pair exists for this contrast; nothing is estimated.", ""]
     lines += floor_note(paired, a, b)
@@ -192,7 +199,7 @@ def contrast_section(
             [
                 [
                     str(r["config_id"]),
-                    str(r["pairs"]),
+                    marked(str(r["pairs"]), r.get("small_sample")),
                     str(r["valid_rows_a"]),
                     str(r["valid_rows_b"]),
                     plain(r["mean_a"]),
@@ -203,6 +210,7 @@ def contrast_section(
             ],
         ),
         "",
+        *_footnote_if(paired, "a configuration's paired effect", MIN_CELL_N),
         "Thresholds (denominator: complete pairs; exact two-sided McNemar on "
         f"only-{a} vs only-{b}):",
         "",
@@ -216,20 +224,24 @@ def contrast_section(
                     str(r["only_a"]),
                     str(r["only_b"]),
                     str(r["neither"]),
-                    plain(r["p_value"], 4),
+                    marked(plain(r["p_value"], 4), r.get("small_sample")),
                 ]
                 for r in thresholds.iter_rows(named=True)
             ],
         ),
         "",
+        *_footnote_if(thresholds, "a McNemar test", MIN_SPREAD_N),
     ]
     if fill is not None:
         lines += [
             f"Fill of arm {a} against the effect (exploratory, post-treatment; n = "
-            f"{fill['configs']} configurations with a recorded fill): Pearson "
-            f"{signed(fill['pearson'])}, Spearman {signed(fill['spearman'])}.",
+            f"{marked(str(fill['configs']), fill.get('small_sample'))} configurations with a "
+            f"recorded fill): Pearson {signed(fill['pearson'])}, Spearman "
+            f"{signed(fill['spearman'])}.",
             "",
         ]
+        if fill.get("small_sample"):
+            lines += [footnote("a correlation", MIN_SPREAD_N), ""]
     lines += [f"![{figure}]({figure})" for figure in figures]
     return [*lines, ""]
 
@@ -262,12 +274,14 @@ def dependence_section(dependence: dict[str, Any]) -> list[str]:
     return [
         "## Within-row dependence",
         "",
-        f"Denominator: {dependence['rows']} valid final rows, {dependence['checks']} binary "
+        f"Denominator: {marked(str(dependence['rows']), dependence.get('small_sample'))} valid "
+        f"final rows, {dependence['checks']} binary "
         f"checks (source: {dependence['source']}). ICC(1) {plain(dependence['icc'])}, design "
         f"effect {plain(dependence['design_effect'])}, so a row of "
         f"{plain(dependence['checks_per_row'], 1)} checks is worth about "
         f"{plain(dependence['effective_checks_per_row'], 2)} independent observations.",
         "",
+        *([footnote("the ICC", MIN_SPREAD_N), ""] if dependence.get("small_sample") else []),
     ]
 
 
@@ -276,7 +290,8 @@ def headings_section(headings: dict[str, Any]) -> list[str]:
         "## Rendered headings and recall (exploratory association)",
         "",
         f"Within (config, arm, execution group) cells with heading variation: "
-        f"{headings['cells']} cells, {headings['rows']} rows; slope "
+        f"{headings['cells']} cells, "
+        f"{marked(str(headings['rows']), headings.get('small_sample'))} rows; slope "
         f"{signed(headings['slope'])} recall per heading, residual r "
         f"{signed(headings['residual_r'])}. Raw pooled r over {headings['pooled_rows']} rows: "
         f"{signed(headings['pooled_r'])}. Headings are post-treatment; this is not a mediation "
@@ -288,11 +303,20 @@ def headings_section(headings: dict[str, Any]) -> list[str]:
         lines += table(
             ["arm", "cells", "rows", "slope", "residual r"],
             [
-                [arm, str(v["cells"]), str(v["rows"]), signed(v["slope"]), signed(v["residual_r"])]
+                [
+                    arm,
+                    str(v["cells"]),
+                    marked(str(v["rows"]), v.get("small_sample")),
+                    signed(v["slope"]),
+                    signed(v["residual_r"]),
+                ]
                 for arm, v in by_arm.items()
             ],
         )
         lines.append("")
+    small = headings.get("small_sample") or any(v.get("small_sample") for v in by_arm.values())
+    if small:
+        lines += [footnote("a slope", MIN_SPREAD_N), ""]
     return lines
 
 

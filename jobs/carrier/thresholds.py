@@ -10,6 +10,7 @@ import polars as pl
 
 from jobs import stats
 from jobs.carrier.columns import FULL_RECALL, HALF_RECALL
+from jobs.small_sample import MIN_SPREAD_N
 
 THRESHOLDS = {"full": FULL_RECALL, "half": HALF_RECALL}
 
@@ -22,6 +23,7 @@ SCHEMA = pl.Schema(
         "only_b": pl.Int64(),
         "neither": pl.Int64(),
         "p_value": pl.Float64(),
+        "small_sample": pl.Boolean(),
     }
 )
 
@@ -55,7 +57,12 @@ def threshold_table(pairs: pl.LazyFrame) -> pl.DataFrame:
         )
     ]
     return (
-        counts.with_columns(pl.Series("p_value", p_values, dtype=pl.Float64))
+        counts.with_columns(
+            pl.Series("p_value", p_values, dtype=pl.Float64),
+            (pl.sum_horizontal("both", "only_a", "only_b", "neither") < MIN_SPREAD_N).alias(
+                "small_sample"
+            ),
+        )
         .select(list(SCHEMA))
         .cast(SCHEMA)
         .sort("config_id", "threshold")

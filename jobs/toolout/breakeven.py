@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
+from jobs.small_sample import small_cell_expr
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import rates_for
 
@@ -57,5 +58,6 @@ def breakeven_table(
             pl.col("later_requests").median().alias("median_later_requests"),
             (pl.col("later_requests") > pl.col("n_star")).mean().alias("share_repaid"),
         )
+        .with_columns(small_cell_expr("transformations"))
         .sort("config_id", "policy")
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from jobs.small_sample import small_cell_expr
+
 
 def gate_table(decisions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     asked = decisions.filter(pl.col("gate_reason").is_not_null()).join(
@@ -20,5 +22,6 @@ def gate_table(decisions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("gate_would_flip").sum().alias("would_flip"),
             pl.col("gate_regret_usd").sum().alias("regret_usd"),
         )
+        .with_columns(small_cell_expr("asked"))
         .sort("config_id", "policy")
     )

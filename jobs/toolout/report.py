@@ -1,10 +1,12 @@
 """report.md of a tool-output run, from the outputs in RUN_DIR/analysis/.
 
-It opens with a provenance line (run, study, panel, corpus digest, git sha), describes the
-corpus (and says where it is a near no-op), then gives per provider x policy the paired
+It opens with the shared provenance header (jobs/provenance_header.py: run, study, panel,
+corpus and its SHA-256, policies, git sha, versions, probe verdicts, simulated or not), describes
+the corpus (and says where it is a near no-op), then gives per provider x policy the paired
 savings against control with bootstrap intervals and the minimum detectable effect, the cache
 behaviour with a cause for every missed token, the economic gate's decisions and regret, and
-the break-even table and curves.
+the break-even table and curves. Values resting on a small sample (jobs/small_sample.py) are
+marked, and every figure goes through jobs.figures_common.save_figure (SIMULATED when the run is).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from typing import Any
 import polars as pl
 
 from jobs import io
+from jobs.figures_common import save_figure
+from jobs.provenance_header import provenance_header
+from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N, footnote, marked
 from jobs.toolout.figures import breakeven_curves, savings_plot
 from jobs.toolout.inputs import load_cache_models
 from jobs.toolout.tables import final_units, load
@@ -40,18 +45,25 @@ def _table(frame: pl.DataFrame, columns: list[tuple[str, str, Any]]) -> list[str
     return lines
 
 
-def _provenance(run_dir: Path) -> str:
-    manifest = io.read_manifest(run_dir) or {}
-    extra = manifest.get("extra") or {}
-    inputs = extra.get("inputs") or {}
-    panel = extra.get("panel", "?")
-    sha = (manifest.get("git_sha") or "unknown")[:12]
-    return (
-        f"Run `{manifest.get('run_id', run_dir.name)}` · study toolout · panel {panel} · "
-        f"corpus {inputs.get('transcripts', '?')} transcripts, sha256 "
-        f"{str(inputs.get('corpus_sha256', '?'))[:12]} · git {sha} · not simulated: every "
-        "figure is a replay of recorded transcripts priced under dated cache rules."
-    )
+def _small(frame: pl.DataFrame, column: str) -> pl.DataFrame:
+    """`column` as text with the small-sample mark where the row's `small_sample` is true."""
+    if "small_sample" not in frame.columns:
+        return frame
+    texts = [
+        marked(str(value), small)
+        for value, small in frame.select(column, "small_sample").iter_rows()
+    ]
+    return frame.with_columns(pl.Series(column, texts, dtype=pl.String))
+
+
+def _footnote_if(frame: pl.DataFrame, what: str, threshold: int) -> list[str]:
+    flagged = "small_sample" in frame.columns and bool(frame["small_sample"].any())
+    return ["", footnote(what, threshold)] if flagged else []
+
+
+def _rows_simulated(run_dir: Path) -> bool:
+    rows = load(run_dir, "rows")
+    return bool(rows.height) and bool(rows["simulated"].fill_null(value=False).any())
 
 
 def _corpus(out: Path) -> list[str]:
@@ -90,8 +102,13 @@ def render_report(run_dir: Path) -> Path:
     cache = pl.read_parquet(out / "cache.parquet")
     gate = pl.read_parquet(out / "gate.parquet")
     breakeven = pl.read_parquet(out / "breakeven.parquet")
-    lines = ["# Tool-output compaction under prompt caching (replay)", "", _provenance(run_dir)]
-    lines += ["", *_corpus(out)]
+    simulated = _rows_simulated(run_dir)
+    lines = provenance_header(
+        run_dir,
+        title="Tool-output compaction under prompt caching (replay)",
+        rows_simulated=simulated,
+    )
+    lines += _corpus(out)
     lines += ["## Paired savings against control (USD per transcript, positive = cheaper)", ""]
     lines += [
         "Pairs are transcripts; intervals are 95% percentile bootstrap intervals "
@@ -99,7 +116,7 @@ def render_report(run_dir: Path) -> Path:
         "power 0.8) with this many transcripts.",
         "",
     ]
-    shown = savings.with_columns(
+    shown = _small(savings, "pairs").with_columns(
         pl.Series(
             "median_ci",
             [
@@ -124,8 +141,9 @@ def render_report(run_dir: Path) -> Path:
             ("MDE (mean)", "mde_mean_usd", _money),
         ],
     )
+    lines += _footnote_if(savings, "an interval or MDE over pairs", MIN_SPREAD_N)
     lines += ["", "![savings](savings.png)", ""]
-    io.write_png(savings_plot(savings), out / "savings.png")
+    save_figure(savings_plot(savings), out / "savings.png", simulated=simulated)
     lines += ["## Cache behaviour and the cause of every missed token", ""]
     miss_cols = [(f"missed: {c}", f"miss_{c}_tokens", None) for c in CAUSES]
     lines += _table(
@@ -145,7 +163,7 @@ def render_report(run_dir: Path) -> Path:
     lines += ["", "## The economic gate (model policy)", ""]
     if gate.height:
         lines += _table(
-            gate,
+            _small(gate, "asked"),
             [
                 ("configuration", "config_id", None),
                 ("policy", "policy", None),
@@ -158,6 +176,7 @@ def render_report(run_dir: Path) -> Path:
                 ("regret USD", "regret_usd", lambda v: f"{v:.6f}"),
             ],
         )
+        lines += _footnote_if(gate, "a gate summary", MIN_CELL_N)
         lines += [
             "",
             "Offline there is no summariser endpoint, so an approved candidate stays exact "
@@ -170,7 +189,7 @@ def render_report(run_dir: Path) -> Path:
         ]
     lines += ["", "## Break-even N* per provider and policy", ""]
     lines += _table(
-        breakeven,
+        _small(breakeven, "transformations"),
         [
             ("configuration", "config_id", None),
             ("policy", "policy", None),
@@ -182,6 +201,7 @@ def render_report(run_dir: Path) -> Path:
             ("share repaid", "share_repaid", _pct),
         ],
     )
+    lines += _footnote_if(breakeven, "a median over transformations", MIN_CELL_N)
     rates = pl.DataFrame(
         [
             {"config_id": c, "premium_ratio": r}
@@ -193,6 +213,6 @@ def render_report(run_dir: Path) -> Path:
         from jobs.toolout.breakeven import rates as unit_rates
 
         rates = unit_rates(final_units(load(run_dir, "rows")), load_cache_models())
-    io.write_png(breakeven_curves(rates, breakeven), out / "breakeven.png")
+    save_figure(breakeven_curves(rates, breakeven), out / "breakeven.png", simulated=simulated)
     lines += ["", "![break-even curves](breakeven.png)", ""]
     return io.write_text("\n".join(lines) + "\n", out / REPORT_FILE)

@@ -16,6 +16,8 @@ import math
 import numpy as np
 import polars as pl
 
+from jobs.small_sample import small_spread
+
 CONTROL = "control"
 Z_SUM = 1.959964 + 0.841621  # z(0.975) + z(0.80)
 
@@ -71,6 +73,7 @@ def savings_table(pairs: pl.DataFrame, *, seed: int, resamples: int) -> pl.DataF
                 if control_total
                 else None,
                 "mde_mean_usd": Z_SUM * sd / math.sqrt(values.size) if values.size > 1 else None,
+                "small_sample": small_spread(int(values.size)),
             }
         )
     return pl.DataFrame(records, schema=_SCHEMA)
@@ -90,4 +93,5 @@ _SCHEMA = {
     "dearer": pl.Int64,
     "saving_pct_of_control": pl.Float64,
     "mde_mean_usd": pl.Float64,
+    "small_sample": pl.Boolean,
 }

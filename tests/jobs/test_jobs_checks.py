@@ -63,6 +63,7 @@ def test_icc_uses_checks_of_valid_final_rows_only(tmp_path: Path) -> None:
         "rows": 3,
         "checks": 6,
         "source": "checks",
+        "small_sample": True,  # an ICC over 3 rows (jobs.small_sample.MIN_SPREAD_N)
     }
 
 

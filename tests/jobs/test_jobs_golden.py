@@ -121,6 +121,7 @@ def test_recall_table_counts_final_attempts_and_invalid_reasons(golden: Path) ->
             "parse_failures": [2, 0, 0, 0, 0, 0],
             "mean_fill": [0.6, None, None, None, None, None],
             "mean_headings": [2.5, 5.0, None, None, None, None],
+            "small_sample": [False, False, True, False, True, True],  # valid_rows < 3
             "invalid_catch_up": [0, 1, 0, 0, 0, 0],
             "invalid_schema_nonconforming": [0, 0, 1, 0, 0, 0],
         },
@@ -155,6 +156,10 @@ def test_paired_table_pairs_only_blocks_with_both_arms_valid(golden: Path) -> No
             "mean_a": [0.625, 0.25, 1.0],
             "mean_b": [0.5, 2.5 / 3, 0.5],
             "paired_mean": [0.0, 0.5, -0.5],
+            # A: effects +1, 0, -1 (sd 1, t(0.975, 2)); B: 0.5 twice (a point); C: one pair
+            "effect_ci_lo": [-T_0975_DF2 / math.sqrt(3), 0.5, None],
+            "effect_ci_hi": [T_0975_DF2 / math.sqrt(3), 0.5, None],
+            "small_sample": [False, True, True],  # pairs < 3
         },
         schema_overrides={"pairs": pl.Int64, "valid_rows_a": pl.Int64, "valid_rows_b": pl.Int64},
     )
@@ -181,8 +186,10 @@ def test_panel_summary_of_three_configs(golden: Path) -> None:
         "planned_bounds",
         "bootstrap_interval",
         "sensitivity",
+        "small_sample",
     ]
     assert panel["configs"] == 3
+    assert panel["small_sample"] is True  # 3 configurations < 5
     assert panel["mean"] == pytest.approx(0.0, abs=1e-12)
     assert panel["median"] == pytest.approx(0.0, abs=1e-12)
     assert panel["iqr"] == pytest.approx([-0.25, 0.25])
@@ -226,6 +233,7 @@ def test_threshold_counts_and_mcnemar_per_config(golden: Path) -> None:
             "only_b": [1, 1, 1, 1, 0, 0],
             "neither": [1, 0, 1, 0, 0, 0],
             "p_value": [1.0] * 6,
+            "small_sample": [True] * 6,  # at most 3 pairs < 5
         },
         schema_overrides={c: pl.Int64 for c in ("both", "only_a", "only_b", "neither")},
     )
@@ -240,7 +248,7 @@ def test_fill_uses_the_a_arm_valid_final_rows(golden: Path) -> None:
         ("C", None, -0.5),
     ]
     assert load_json(golden / "fill.json") == {
-        "q_vs_j": {"configs": 1, "pearson": None, "spearman": None}
+        "q_vs_j": {"configs": 1, "pearson": None, "spearman": None, "small_sample": True}
     }
 
 
@@ -259,8 +267,10 @@ def test_headings_association_removes_cell_means(golden: Path) -> None:
             "rows": 4,
             "slope": pytest.approx(0.05),
             "residual_r": pytest.approx(headings["residual_r"]),
+            "small_sample": True,
         }
     }
+    assert headings["small_sample"] is True  # a slope over 4 rows
 
 
 def test_dependence_without_checks_falls_back_to_row_counts(golden: Path) -> None:
