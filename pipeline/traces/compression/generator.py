@@ -31,6 +31,8 @@ from pipeline.traces.compression.facts import Fact
 from pipeline.traces.compression.items import SYNTHETIC, TraceItem, make_item
 
 GENERATOR_VERSION = 1
+_SLACK = 40  # a trace may fall this many characters short of its target length
+_MISSES = 8  # sentences that did not fit before short fillers take over
 
 _DIRS = (
     "src/gateway",
@@ -298,7 +300,7 @@ def generate(
     size = 0
     planted: dict[Fact, None] = {}
     misses = 0
-    while misses < 8:
+    while misses < _MISSES:
         text, facts = _draw(writer)
         sep = "" if not parts else ("\n\n" if writer.rng.random() < 0.2 else " ")
         if size + len(sep) + len(text) > length:
@@ -332,7 +334,8 @@ def band_lengths(
     Why log-uniform: within 4k-16k a uniform draw would put three quarters of the traces
     above 7k; the seed's length distribution is heavy-tailed, so equal weight per doubling is
     the closer shape. The shortest band starts at 200 characters (the generator's floor), or
-    at half the first edge when that is lower.
+    at half the first edge when that is lower. Targets stay `_SLACK` above a band's lower edge,
+    so a trace up to 40 characters short of its target still lands in the intended band.
     """
     values = check_edges(edges)
     if longest <= values[-1]:
@@ -341,7 +344,7 @@ def band_lengths(
     floor = max(1, min(200, values[0] // 2))
     pairs = list(itertools.pairwise([floor, *values, longest]))
     return [
-        min(high - 1, max(low, round(low * (high / low) ** rng.random())))
+        min(high - 1, max(low + _SLACK, round(low * (high / low) ** rng.random())))
         for low, high in pairs
         for _ in range(n_per_band)
     ]
