@@ -1,4 +1,5 @@
-"""Ray side of the sweep: the EndpointWorker actor and the dispatcher that feeds it.
+"""Ray side of the sweep: starting the EndpointWorker actors (pipeline/sweep/endpoint_actor.py)
+and the dispatcher that feeds them.
 
 One async actor per served configuration owns that endpoint's session, limiter and retry
 policy (state in exactly one place). Calls are coarse: one Ray call carries a small batch of
@@ -28,9 +29,7 @@ both live and as a row.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import gc
 import os
 import sys
 import time
@@ -42,8 +41,9 @@ from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 
 from pipeline.study import UnitSpec
 from pipeline.sweep.coordinator import Completion
+from pipeline.sweep.endpoint_actor import EndpointWorker
 from pipeline.sweep.progress import EndpointLive
-from pipeline.sweep.worker import WorkerSettings, worker_cores
+from pipeline.sweep.worker import WorkerSettings
 
 RESTART_PING_S = 0.5  # how often a restarting actor is pinged
 MAX_BATCH = 8  # trajectory attempts per Ray call, at most
@@ -56,54 +56,6 @@ LOOPBACK_ENV = {
     # cost every actor and the GCS work per call (docs/benchmarks.md). Set it to re-enable.
     "RAY_task_events_report_interval_ms": "0",
 }
-
-
-@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0, max_concurrency=100_000)  # type: ignore[call-overload]
-class EndpointWorker:
-    """Hosts the worker cores of one or more endpoints (`ray.endpoints_per_worker`).
-
-    Each endpoint's core, and so its session, limiter and retry policy, lives in exactly one
-    actor; an attempt goes to its endpoint's core by `spec.config_id`.
-    """
-
-    def __init__(self, settings: Sequence[WorkerSettings]) -> None:
-        self.cores = worker_cores(settings)  # a limit group's members share one limiter here
-        # Each reply allocates thousands of small containers, so the default gen-0 threshold
-        # (700) ran a collection every few requests over the actor's large heap (Ray,
-        # aiohttp, the fixture); a 100,000 threshold cut the actor's CPU per trajectory by
-        # about 15% (docs/benchmarks.md). Garbage cycles are rare here and stay bounded.
-        gc.set_threshold(100_000, 50, 100)
-
-    async def run(self, spec: UnitSpec) -> Any:
-        return await self.cores[spec.config_id].run(spec)
-
-    async def run_batch(self, specs: Sequence[UnitSpec]) -> list[Any]:
-        # Finished attempts stay in the live counters until the whole batch returns.
-        cores = [self.cores[s.config_id] for s in specs]
-        try:
-            runs = (core.run(s, hold=True) for core, s in zip(cores, specs, strict=True))
-            return list(await asyncio.gather(*runs))
-        finally:
-            for core, s in zip(cores, specs, strict=True):
-                core.release(s)
-
-    async def live(self) -> dict[str, EndpointLive]:
-        """Live counters of every hosted endpoint's attempts not yet returned (display only)."""
-        return {config_id: core.live() for config_id, core in self.cores.items()}
-
-    async def probe(
-        self, config_id: str, shapes: list[str], context_tokens_needed: int, samples: int
-    ) -> Any:
-        from pipeline.sweep.probing import probe_worker
-
-        return await probe_worker(self.cores[config_id], shapes, context_tokens_needed, samples)
-
-    def pid(self) -> int:
-        return os.getpid()
-
-    async def close(self) -> None:
-        for core in self.cores.values():
-            await core.close()
 
 
 def endpoint_groups(

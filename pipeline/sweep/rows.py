@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from pipeline.config.schema import EndpointConfig
-from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
 from pipeline.study import Record, UnitOutcome, UnitResult, UnitSpec
 
 
@@ -59,10 +58,7 @@ def unit_records(
     """Every column of the rows table for one attempt, plus its study tables' records."""
     outcome = result.outcome
     shared = {"run_id": spec.run_id, "row_id": spec.row_id}
-    overlap = sorted(set(result.row) & {name for name, _ in [*ROW_KEY, *ROW_OUTCOME]})
-    if overlap:
-        raise ValueError(f"a study's row columns may not include shared columns {overlap}")
-    row: Record = {
+    engine: Record = {
         **shared,
         "config_id": spec.config_id,
         **endpoint_columns(ctx),
@@ -84,8 +80,14 @@ def unit_records(
         "error_detail": outcome.error_detail,
         "started_at": started_at,
         "finished_at": finished_at,
-        **result.row,
     }
+    # The engine's columns are exactly the store's shared ones (ROW_KEY, ROW_OUTCOME; the
+    # rows schema rejects any other set); checked against this record so that an actor
+    # need not import pyarrow for the schema.
+    overlap = sorted(set(result.row) & set(engine))
+    if overlap:
+        raise ValueError(f"a study's row columns may not include shared columns {overlap}")
+    row: Record = {**engine, **result.row}
     tables = {
         name: [{**shared, **record} for record in records]
         for name, records in result.tables.items()
