@@ -111,6 +111,7 @@ def test_identifier_pattern_matches(text: str, expected: str) -> None:
         "However, Dataset is a capitalised word",
         "the API and HTTP and ERROR and EVERY",  # acronyms and shouted words
         "a well-known end-to-end test",  # hyphenated prose
+        "factor p-1 and q-1",  # arithmetic, not a kebab name
         "open reproduce_bug.py",  # the stem of a path is not counted again
         "it grew to 4 KiB",  # a unit, not a name
         "see https://example.com/max_tokens",

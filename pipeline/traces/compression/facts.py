@@ -14,10 +14,12 @@ Each kind is extracted independently, so one string may yield facts of two kinds
 - **identifier**: camelCase (`sendBuffered`), CamelCase of two or more humps
   (`ConnectionPool`), snake_case (`forward_response`, `__init__`), SCREAMING_SNAKE
   (`ERR_HTTP_HEADERS_SENT`), listed errno names (`ECONNRESET`), letter-digit codes (`TS2345`),
-  CSS classes with a hyphen or underscore (`.chat-panel__header`), and kebab names holding a
-  digit (`ds4-gateway`). A plain English word, a capitalised word, an acronym and a
-  hyphenated word (`well-known`) are not. Identifiers inside paths and URLs are not counted
-  again (the stem `reproduce_bug` of `reproduce_bug.py`), nor are units (`KiB`).
+  CSS classes with a hyphen or underscore (`.chat-panel__header`), and kebab names of five
+  characters or more holding a digit (`ds4-gateway`; `p-1` is arithmetic). A plain English
+  word, a capitalised word, an acronym and a hyphenated word (`well-known`) are not.
+  Identifiers inside paths and URLs are not counted again (the stem `reproduce_bug` of
+  `reproduce_bug.py`), nor are units (`KiB`). Not covered: dotted names (`os.path.join`
+  gives none) and acronym-led CamelCase (`HTTPServer`).
 - **number**: a number with a unit from a fixed list (`30 ms`, `2.5 GB`, `1,000 rows`), an
   attached `%`, `x`, `×` or `k` (`99%`, `4.7x`, `16k`), or a port (`port 30010`). A bare
   number, a version (`1.2.3`), a clock time and a number with a word not in the list
@@ -172,8 +174,8 @@ def identifiers(text: str) -> list[str]:
         if value in _UNIT_WORDS:
             continue  # KiB, MiB: a unit, not a name
         is_kebab = "-" in value and not value.startswith(".")
-        if is_kebab and not any(c.isdigit() for c in value):
-            continue  # a hyphenated word (well-known, end-to-end) is prose
+        if is_kebab and (len(value) < 5 or not any(c.isdigit() for c in value)):
+            continue  # prose (well-known, end-to-end) or arithmetic (p-1, n-2)
         if value.isalpha() and value.isupper() and value not in ERRNO_NAMES:
             continue  # an acronym or a shouted word, not an errno name
         out.append(value)
