@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.traces.compression.items import make_item
-from pipeline.traces.compression.metrics import score, sha256
+from pipeline.traces.compression.metrics import COLUMNS, score, sha256
 
 TRACE = (
     "Wait, actually the bug is in src/gateway/proxy.mjs, not in lib/cache_store.py. "
@@ -82,3 +82,9 @@ def test_the_record_is_flat_scalars_with_the_item_columns() -> None:
         False,
     )
     assert record["summary_sha256"] == sha256("summary")
+
+
+def test_every_record_has_the_documented_columns_in_order() -> None:
+    item = make_item("t1", TRACE, "test", "hand")
+    assert tuple(score(item, "x")) == COLUMNS
+    assert tuple(score(item, "", count_tokens=len)) == COLUMNS

@@ -56,9 +56,10 @@ from pipeline.traces.compression.items import (
     from_swe_agent,
     load_real,
 )
-from pipeline.traces.compression.metrics import Record, score
+from pipeline.traces.compression.metrics import COLUMNS, Record, score
 
 __all__ = [
+    "COLUMNS",
     "DEFAULT_EDGES",
     "GENERATOR_VERSION",
     "KINDS",

@@ -28,6 +28,23 @@ from pipeline.traces.compression.matching import split
 Scalar = str | int | float | bool | None
 Record = dict[str, Scalar]
 
+_ITEM_COLUMNS = ("item_id", "band", "source", "synthetic", "trace_chars", "summary_chars")
+_SIZE_COLUMNS = ("empty_summary", "compression_chars", "trace_tokens", "summary_tokens")
+_PER_KIND = ("facts", "retained", "summary_facts", "supported", "retention", "precision")
+_TOTALS = (
+    *("facts_total", "retained_total", "retention"),
+    *("summary_facts_total", "supported_total", "precision", "invented"),
+)
+# Every key of a `score` record, in order: the table's columns (for docs/tables.md).
+COLUMNS: tuple[str, ...] = (
+    *_ITEM_COLUMNS,
+    *_SIZE_COLUMNS,
+    "compression_tokens",
+    "summary_sha256",
+    *(f"{name}_{kind}" for kind in KINDS for name in (*_PER_KIND, "invented")),
+    *_TOTALS,
+)
+
 
 def ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
