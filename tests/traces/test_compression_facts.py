@@ -26,7 +26,7 @@ from pipeline.traces.compression.facts import (
         ("run ./scripts/run.sh now", "./scripts/run.sh"),
         ("in ../lib/util.ts,", "../lib/util.ts"),
         ("edit ~/.config/app.toml", "~/.config/app.toml"),
-        ("the dir src/app/models holds it", "src/app/models"),
+        ("the dir src/app/models/ holds it", "src/app/models/"),
         ("cd into /tmp", "/tmp"),
     ],
 )
@@ -40,6 +40,8 @@ def test_path_pattern_matches(text: str, expected: str) -> None:
         "it is done.",  # a word ending a sentence is not a file name
         "e.g. this, i.e. that, etc.",
         "use and/or as needed",
+        "restart the gateway/tunnel/dashboard services",  # words joined by slashes
+        "use w/ care",
         "the I/O is slow",
         "throughput was 30 MB/s",
         "version 1.2.3 and 2.5 GB",

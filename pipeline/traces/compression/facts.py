@@ -6,9 +6,10 @@ Each kind is extracted independently, so one string may yield facts of two kinds
 (`gateway.mjs:1005` is a line reference and contains the path `gateway.mjs`).
 
 - **path**: an absolute path (`/api/status`, `/tmp`), a relative one that starts `./`, `../`
-  or `~/`, has two slashes, or ends in a known extension (`src/app.py`), or a bare file
-  name with a known extension (`gateway.mjs`). `and/or`, `I/O`, `MB/s`, `e.g.` and a word
-  ending a sentence are not paths. URLs are not paths, nor is the path inside one.
+  or `~/`, ends in `/` (`src/app/`) or ends in a known extension (`src/app.py`), or a bare
+  file name with a known extension (`gateway.mjs`). `and/or`, `I/O`, `MB/s`,
+  `gateway/tunnel/dashboard` (slashes between words), `e.g.` and a word ending a sentence are
+  not paths. URLs are not paths, nor is the path inside one.
 - **line_ref**: `line 913`, `lines 40-52` (also `Line`, an en dash), or `file.ext:1005`
   (`:col` kept). `pipeline 9`, `10:30` and `host:8080` are not.
 - **identifier**: camelCase (`sendBuffered`), CamelCase of two or more humps
@@ -138,7 +139,8 @@ def _is_path(value: str) -> bool:
     last = value.rstrip("/").rsplit("/", 1)[-1]
     stem, dot, ext = last.rpartition(".")
     known_ext = bool(dot) and bool(stem.strip(".")) and ext in EXTENSIONS
-    return value.count("/") >= 2 or known_ext
+    is_directory = value.endswith("/") and len(value.rstrip("/")) >= 2
+    return is_directory or known_ext
 
 
 def _path_matches(text: str) -> list[tuple[int, int, str]]:
