@@ -17,6 +17,7 @@ from pipeline.traces.compression.items import (
     from_reasoning_fixture,
     from_swe_agent,
     load_real,
+    origin_of,
 )
 from pipeline.usererror import UserError
 
@@ -149,3 +150,11 @@ def test_dedupe_keeps_the_first_of_repeated_texts_and_counts_the_rest() -> None:
     text = '{"id": "a", "text": "same"}\n{"id": "b", "text": "other"}\n{"id": "c", "text": "same"}'
     kept, removed = dedupe(from_jsonl(text, "mine.jsonl"))
     assert [i.id for i in kept] == ["a", "b"] and removed == 1
+
+
+def test_origin_names_repository_short_commit_and_licence_from_a_sources_entry() -> None:
+    entries = json.loads((DATA / "reasoning-fixtures/SOURCES.json").read_text("utf-8"))
+    entry = next(e for e in entries if e["path"].startswith("vercel-ai_deepseek"))
+    assert origin_of(entry) == "vercel/ai@203e2872b831 (Apache-2.0)"
+    shipped = json.loads((DATA / "transcripts/SOURCES.json").read_text("utf-8"))
+    assert origin_of(shipped[0]) == "SWE-agent/SWE-agent@3ea751c087f3 (MIT)"

@@ -55,6 +55,7 @@ from pipeline.traces.compression.items import (
     from_reasoning_fixture,
     from_swe_agent,
     load_real,
+    origin_of,
 )
 from pipeline.traces.compression.metrics import COLUMNS, Record, score
 
@@ -96,6 +97,7 @@ __all__ = [
     "load_arm",
     "load_arms",
     "load_real",
+    "origin_of",
     "score",
     "select",
     "stratified_sample",

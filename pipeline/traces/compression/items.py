@@ -187,10 +187,21 @@ def from_reasoning_fixture(
     )
 
 
+def origin_of(entry: Mapping[str, Any]) -> str:
+    """A SOURCES.json entry as the `origin` of its items: `repo@commit12 (licence)`."""
+    commit = str(entry.get("commit", "")).split(" ")[0][:12]
+    return f"{entry.get('source_repo', '?')}@{commit} ({entry.get('license', '?')})"
+
+
 def load_real(
     parsed: Any, path: str, origin: str = "", edges: Sequence[int] = DEFAULT_EDGES
 ) -> list[TraceItem]:
-    """The traces of one parsed corpus file, its reader chosen from its path."""
+    """The traces of one parsed corpus JSON file, its reader chosen from its path.
+
+    JSONL files are text, not one JSON value: pass them to `from_openhands_jsonl` (OpenHands
+    output) or `from_jsonl` (a user's traces). `origin` is typically `origin_of(entry)` for the
+    file's SOURCES.json entry.
+    """
     parts = PurePosixPath(path.replace("\\", "/")).parts
     if path.endswith(".traj") and _obj(parsed):
         return from_swe_agent(parsed, path, origin, edges)
