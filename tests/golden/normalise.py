@@ -11,7 +11,8 @@
   retried; see the test module for why they are deterministic in the golden sweep.
 - analysis: every `analysis/*.parquet` (records sorted) and `analysis/*.json` (re-serialised
   with sorted keys; not `inputs.json`, the fingerprint of the parts the analysis read), and
-  `report.md` with lines that name a path, a run id or a timestamp removed. PNGs are not
+  `report.md` with lines that name a path, a run id, a timestamp, the git sha or the package
+  versions removed. PNGs are not
   compared (renderer- and font-dependent bytes).
 
 Floats are written by `json` (shortest round-trip repr): exact equality, no tolerance.
@@ -48,7 +49,9 @@ SORT_KEYS: Mapping[str, tuple[str, ...]] = {
 # Lines naming a machine path (temp dir or checkout), a run stamp, a time or a run id.
 _REPO = re.escape(str(Path(__file__).resolve().parents[2]))
 VOLATILE_REPORT_LINE = re.compile(
-    rf"/tmp/|{_REPO}|\d{{8}}T\d{{6}}|\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}|run[ _]id",
+    rf"/tmp/|{_REPO}|\d{{8}}T\d{{6}}|\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}|run[ _]id"
+    # the provenance header's code identity: a new commit or environment, not a new result
+    r"|^\| (git sha|versions) \|",
     re.IGNORECASE,
 )
 
