@@ -217,6 +217,7 @@ class RayConfig:
     address: str = "local"
     num_cpus: int | None = None
     endpoints_per_worker: int = 1  # endpoints hosted by one EndpointWorker actor process
+    dashboard: bool = False  # start the private instance's dashboard (web UI; costs memory)
 
     def __post_init__(self) -> None:
         check_range("ray.endpoints_per_worker", self.endpoints_per_worker, at_least=1)

@@ -30,6 +30,7 @@ both live and as a row.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import time
@@ -45,6 +46,7 @@ from pipeline.sweep.endpoint_actor import EndpointWorker
 from pipeline.sweep.progress import EndpointLive
 from pipeline.sweep.worker import WorkerSettings
 
+AUTH_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
 RESTART_PING_S = 0.5  # how often a restarting actor is pinged
 MAX_BATCH = 8  # trajectory attempts per Ray call, at most
 LIVE_EVERY_S = 2.0  # live counters are fetched from each actor at most this often
@@ -111,21 +113,49 @@ def distinct(workers: dict[str, Any]) -> list[Any]:
     return list({id(handle): handle for handle in workers.values()}.values())
 
 
-def init_ray(address: str, num_cpus: int | None = None, temp_dir: str | None = None) -> None:
-    """Start a private loopback instance (address=local) or join a cluster (auto / URL)."""
+def init_ray(
+    address: str,
+    num_cpus: int | None = None,
+    temp_dir: str | None = None,
+    *,
+    dashboard: bool = False,
+) -> None:
+    """Start a private loopback instance (address=local) or join a cluster (auto / URL).
+
+    The private instance runs without Ray's dashboard unless `dashboard` (ray.dashboard=true)
+    asks for it, and prints nothing of its own: Ray 2.60 logs a token-authentication notice
+    on every local start (ray/_private/authentication/authentication_token_setup.py), which
+    is silenced for that start only. Token authentication itself stays on: the instance's
+    GCS and raylet listen on every interface, not only loopback. Joining a cluster is left
+    exactly as Ray does it.
+    """
     for name, value in LOOPBACK_ENV.items():
         os.environ.setdefault(name, value)
     if ray.is_initialized():
         return
     kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+    quiet: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if address == "local":
-        kwargs.update(address="local", include_dashboard=False, num_cpus=num_cpus)
+        kwargs.update(address="local", include_dashboard=dashboard, num_cpus=num_cpus)
         if temp_dir is not None:
             kwargs["_temp_dir"] = temp_dir
+        quiet = _quiet_logger(AUTH_NOTICE_LOGGER)
     else:
         kwargs.update(address=address)
-    with _driver_keeps_sigterm():
+    with _driver_keeps_sigterm(), quiet:
         ray.init(**kwargs)
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str) -> Iterator[None]:
+    """Drop `name`'s warnings while Ray starts (errors still show)."""
+    logger = logging.getLogger(name)
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,12 @@ from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus
 from pipeline.sweep import summary
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
-from pipeline.sweep.orphans import MARKER_VAR, ray_temp_dir, record_session
+from pipeline.sweep.orphans import (
+    MARKER_VAR,
+    ray_temp_dir,
+    record_session,
+    remove_ray_temp_dir,
+)
 from pipeline.sweep.probing import (
     arm_needs,
     not_run_from_verdicts,
@@ -263,6 +268,10 @@ def execute_sweep(
         stop.restore()
         if started_ray and ray.is_initialized():
             ray.shutdown()
+        if started_ray and p.cfg.ray.address == "local":  # ours alone, after Ray let go of it
+            leftover = ray_temp_dir(p.run_dir)
+            if not remove_ray_temp_dir(leftover):
+                print(f"warning: could not remove Ray's temp dir {leftover}", file=sys.stderr)
     report = None
     if analyze:
         report = analyzed(
@@ -292,7 +301,7 @@ def _run_session(
         temp_dir = ray_temp_dir(p.run_dir)
         record_session(p.run_dir, temp_dir)
         os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process
-    init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir)
+    init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir, dashboard=p.cfg.ray.dashboard)
     stop.install()  # Ray's init replaced the SIGTERM handler with its own exit
     workers = start_workers(settings, p.cfg.ray.endpoints_per_worker)
     if not p.resuming:

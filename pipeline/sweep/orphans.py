@@ -6,6 +6,11 @@ a few orphans (seen in tests/reliability/test_kill_resume.py). Before starting R
 driver records in the run directory the temp directory it gives Ray; a resume stops every live
 process whose command line names that directory, so leaks never accumulate across resumes.
 Linux only (/proc); elsewhere nothing is found.
+
+A session's temp dir (`/tmp/fsray-<digest>`: sockets, session files, Ray's logs) is removed
+when the sweep ends, normally or not (`remove_ray_temp_dir`, after `ray.shutdown`, which
+waits for Ray's processes), and on resume after its orphans are stopped. Only directories
+this module named are ever removed.
 """
 
 from __future__ import annotations
@@ -13,18 +18,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import tempfile
+import time
 from pathlib import Path
 
 SESSIONS_FILE = "logs/ray_sessions.txt"
+TEMP_PREFIX = "fsray-"
+REMOVE_WAIT_S = 5.0  # a process Ray is still stopping may write a last file meanwhile
 MARKER_VAR = "FOLDSWEEP_RAY_TEMP_DIR"  # set before Ray starts; every Ray process inherits it
 
 
 def ray_temp_dir(run_dir: Path) -> str:
     """A short temp dir for this run's private Ray (Ray's unix sockets allow ~107 bytes)."""
     digest = hashlib.sha256(str(run_dir.resolve()).encode()).hexdigest()[:10]
-    return str(Path(tempfile.gettempdir()) / f"fsray-{digest}")
+    return str(Path(tempfile.gettempdir()) / f"{TEMP_PREFIX}{digest}")
 
 
 def record_session(run_dir: Path, session_dir: str) -> None:
@@ -48,8 +57,25 @@ def _mentions(pid: str, sessions: list[str]) -> bool:
     return any(s.encode() in command for s in sessions) or any(e in markers for e in environ)
 
 
+def remove_ray_temp_dir(temp_dir: str, wait_s: float = REMOVE_WAIT_S) -> bool:
+    """Delete a private Ray session's temp dir; False if something kept re-creating files in
+    it for `wait_s`. Refuses any directory `ray_temp_dir` would not have named."""
+    path = Path(temp_dir)
+    if not path.name.startswith(TEMP_PREFIX):
+        raise ValueError(f"not a foldsweep Ray temp dir: {temp_dir}")
+    deadline = time.monotonic() + wait_s
+    while True:
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+
+
 def stop_orphans(run_dir: Path) -> list[int]:
-    """SIGKILL live processes of this run's earlier Ray sessions; returns their pids."""
+    """SIGKILL live processes of this run's earlier Ray sessions and remove those sessions'
+    temp dirs; returns the pids stopped."""
     path = run_dir / SESSIONS_FILE
     if not path.exists() or not Path("/proc").is_dir():
         return []
@@ -62,4 +88,7 @@ def stop_orphans(run_dir: Path) -> list[int]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry), signal.SIGKILL)
                 stopped.append(int(entry))
+    for session in sessions:
+        if Path(session).name.startswith(TEMP_PREFIX):
+            remove_ray_temp_dir(session)
     return stopped
