@@ -169,6 +169,11 @@ class Manifest:
     sim_counters: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    # One entry per session, oldest first: when it started, its command-line overrides, its
+    # resolved config and fingerprint, and on a resume the config changes it applied and the
+    # units it added (pipeline/sweep/history.py). A manifest written before history existed
+    # reads with an empty list.
+    history: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def start(
@@ -204,7 +209,7 @@ class Manifest:
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
-        for name in ("config", "probes", "sim_counters", "extra"):
+        for name in ("config", "probes", "sim_counters", "extra", "history"):
             data[name] = redact(data[name])
         return data
 

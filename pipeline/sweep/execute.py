@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.store.analysis_inputs import analyzed
-from pipeline.store.manifest import Manifest, RunStatus
+from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
+from pipeline.sweep.history import with_added_units, with_session
 from pipeline.sweep.orphans import (
     MARKER_VAR,
     ray_temp_dir,
@@ -34,12 +35,14 @@ from pipeline.sweep.probing import (
     shapes_needed,
 )
 from pipeline.sweep.progress import ProgressView
+from pipeline.sweep.resume_change import extended_plan, extends, inherited_not_run, new_specs
 from pipeline.sweep.run import (
     Prepared,
     StopFlag,
     lost_records_builder,
     new_manifest,
     plan_rows,
+    plan_specs,
     prepare,
     prepare_run_dir,
     publication_dates,
@@ -54,8 +57,10 @@ from pipeline.usererror import UserError
 
 
 def _probe_all(
-    p: Prepared, workers: dict[str, Any], sink: Sink
+    p: Prepared, workers: dict[str, Any], sink: Sink, only: set[str] | None = None
 ) -> tuple[dict[tuple[str, str], str], list[dict[str, Any]]]:
+    """Probe every included configuration (or those in `only`): (config, arm) -> not-run
+    reason for what it cannot serve, and every verdict."""
     import ray
 
     if p.resolution.kind == "offline":  # nothing is served, so there is nothing to probe
@@ -65,6 +70,8 @@ def _probe_all(
     needed = plan.context_tokens
     refs, needs_by_config = {}, {}
     for inc in p.resolution.included:
+        if only is not None and inc.config_id not in only:
+            continue
         needs = arm_needs(plan, inc.endpoint)
         needs_by_config[inc.config_id] = needs
         worker = workers[inc.config_id]
@@ -227,7 +234,7 @@ def execute_sweep(
 
     dates = publication_dates(p.resolution)
     endpoints = [inc.endpoint for inc in p.resolution.included]
-    manifest = _reopened(p.manifest) if p.manifest is not None else new_manifest(p)
+    manifest = _session_manifest(p)
     session = RunSession(p.run_dir, p.layout, manifest, p.cfg.retry.trajectory_attempts)
     session.write(manifest)
     sink = Sink(p.run_dir, manifest.run_id, p.layout, on_commit=session.add_rows)
@@ -310,6 +317,8 @@ def _run_session(
         rule = probe_rule(p.cfg.probe.samples)
         extra = {**session.manifest.extra, "probe_rule": rule}
         session.write(dataclasses.replace(session.manifest, probes=verdicts, extra=extra))
+    elif extends(p.changes):
+        _extend_plan(p, session, workers, sink)
     try:
         outcome = _coordinate(
             p,
@@ -339,10 +348,39 @@ def _run_session(
     return fatal
 
 
+def _session_manifest(p: Prepared) -> Manifest:
+    """A new run's manifest, or a resumed run's reopened with this session (and its config
+    changes) added to its history."""
+    if p.manifest is None:
+        return new_manifest(p)
+    return _reopened(with_session(p.manifest, p.overrides, p.resolved, p.changes))
+
+
 def _reopened(manifest: Manifest) -> Manifest:
     """A resumed run's manifest: running again, without what ended its last session."""
     extra = {k: v for k, v in manifest.extra.items() if k not in ("error", "aborted")}
     return dataclasses.replace(manifest, status="running", finished_at=None, extra=extra)
+
+
+def _extend_plan(p: Prepared, session: RunSession, workers: dict[str, Any], sink: Sink) -> None:
+    """Plan the units a resume's config adds; the planned ones keep their rows.
+
+    A (configuration, arm) pair the run already planned keeps its probe outcome (its new
+    repeats are not run for the same reason, or run); the configurations of new pairs are
+    probed now, and only the new pairs take those verdicts.
+    """
+    assert session.plan is not None
+    added = new_specs(session.plan, plan_specs(p))
+    known = {(key.config_id, key.arm) for key, _, _ in planned_keys(session.plan)}
+    fresh = {(s.config_id, s.arm) for s in added} - known
+    probed, verdicts = _probe_all(p, workers, sink, only={cid for cid, _ in fresh})
+    not_run = {pair: reason for pair, reason in probed.items() if pair in fresh}
+    not_run.update(inherited_not_run(session.plan))
+    session.set_plan(extended_plan(session.plan, added, not_run))
+    sink.event("plan_extended", added_units=len(added), probed=sorted({c for c, _ in fresh}))
+    manifest = with_added_units(session.manifest, len(added))
+    probes = [*manifest.probes, *verdicts]
+    session.write(dataclasses.replace(manifest, probes=probes))
 
 
 def _ending(

@@ -107,7 +107,7 @@ def check_resume_compatible(
     """
     problems = []
     if manifest.config_fingerprint != new_fingerprint:
-        changed = _changed_paths(manifest.config, new_config) if new_config is not None else []
+        changed = changed_paths(manifest.config, new_config) if new_config is not None else []
         what = f"changed keys {', '.join(changed[:8])}" if changed else "fingerprint differs"
         problems.append(f"run dir was made with another config: {what}")
     if manifest.fixture_sha256 is not None and fixture_sha != manifest.fixture_sha256:
@@ -120,14 +120,14 @@ def check_resume_compatible(
     return problems
 
 
-def _changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
+def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
     """Dotted paths where two configs differ, ignoring run-local top-level keys."""
     if isinstance(old, Mapping) and isinstance(new, Mapping):
         paths = []
         for key in sorted(set(old) | set(new), key=str):
             if not prefix and key in RUN_LOCAL_KEYS:
                 continue
-            paths += _changed_paths(old.get(key), new.get(key), f"{prefix}{key}.")
+            paths += changed_paths(old.get(key), new.get(key), f"{prefix}{key}.")
         return paths
     same = json.dumps(old, sort_keys=True, default=str) == json.dumps(
         new, sort_keys=True, default=str

@@ -34,12 +34,14 @@ from pipeline.store.layout import Layout
 from pipeline.store.manifest import Manifest, load_manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
 from pipeline.store.provenance import provenance_lock
-from pipeline.store.reader import RunDirError, validate_run_dir
+from pipeline.store.reader import RunDirError, read_plan, validate_run_dir
 from pipeline.study import Study, StudyDefinition, UnitSpec
 from pipeline.sweep import run_names
+from pipeline.sweep.history import session_entry
 from pipeline.sweep.orphans import stop_orphans
 from pipeline.sweep.plan import build_plan, plan_table
 from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
+from pipeline.sweep.resume_change import ConfigChange, changes_on_resume, planned_now
 from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
 from pipeline.sweep.schedules import ScheduleClosure, closure
 from pipeline.sweep.worker import WorkerSettings, trajectory_seed
@@ -59,6 +61,7 @@ class Prepared:
     run_dir: Path
     resuming: bool
     manifest: Manifest | None
+    changes: tuple[ConfigChange, ...] = ()  # a resume's config changes (resume_change.py)
 
     @property
     def simulated(self) -> bool:
@@ -72,10 +75,16 @@ def _resume_dir(overrides: Sequence[str]) -> Path | None:
     return None
 
 
+# Overrides that hold for one session only and are not recorded: a later resume must not
+# inherit permission to change the config.
+_SESSION_ONLY = ("resume=", "allow_config_change=")
+
+
 def prepare(overrides: Sequence[str]) -> Prepared:
     """Compose and validate everything; raise a UserError before any request on bad input."""
     resume_dir = _resume_dir(overrides)
     manifest = None
+    changes: tuple[ConfigChange, ...] = ()
     if resume_dir is not None:
         validate_run_dir(resume_dir, studies.layout(studies.of_run(resume_dir)))
         manifest = load_manifest(resume_dir)
@@ -118,12 +127,16 @@ def prepare(overrides: Sequence[str]) -> Prepared:
                 raise RunDirError(
                     f"{stored} is not the input this run was made with; the run dir was altered"
                 )
+        plan = read_plan(resume_dir)
+        assert plan is not None, "validate_run_dir checked plan.parquet"
+        now = planned_now(study.arms(), panel.configs, resolution.included)
+        changes = changes_on_resume(manifest, plan, resolved, now)  # refuses what alters units
         run_dir = resume_dir
     else:
         stamp = run_names.run_stamp()
         digest = f"-{inputs.digest[:8]}" if inputs.digest else ""
         run_dir = Path(cfg.out_dir) / f"{stamp}-{panel.name}-{inputs.label}{digest}"
-    user_overrides = tuple(o for o in overrides if not o.startswith("resume="))
+    user_overrides = tuple(o for o in overrides if not o.startswith(_SESSION_ONLY))
     return Prepared(
         cfg,
         user_overrides,
@@ -135,6 +148,7 @@ def prepare(overrides: Sequence[str]) -> Prepared:
         run_dir,
         resume_dir is not None,
         manifest,
+        changes,
     )
 
 
@@ -243,6 +257,7 @@ def new_manifest(p: Prepared) -> Manifest:
             "schedule": [schedule_closure(p).as_record()],
             "inputs": dict(p.study.inputs.record),
         },
+        history=[session_entry(0, p.overrides, p.resolved)],
     )
 
 
@@ -251,14 +266,16 @@ def schedule_closure(p: Prepared) -> ScheduleClosure:
     return closure(p.cfg.schedule, len(p.study.arms()), p.cfg.repeats)
 
 
-def plan_rows(p: Prepared, not_run: dict[tuple[str, str], str]) -> pa.Table:
+def plan_specs(p: Prepared) -> list[UnitSpec]:
+    """Every unit the config plans (on a resume that extends the run, old and new)."""
     cfg = p.cfg
     configs = [(inc.config_id, inc.model, inc.family) for inc in p.resolution.included]
     arms = list(p.study.arms())
-    specs = build_plan(
-        p.run_dir.name, configs, arms, cfg.repeats, cfg.execution_group, cfg.schedule
-    )
-    return plan_table(specs, not_run)
+    return build_plan(p.run_dir.name, configs, arms, cfg.repeats, cfg.execution_group, cfg.schedule)
+
+
+def plan_rows(p: Prepared, not_run: dict[tuple[str, str], str]) -> pa.Table:
+    return plan_table(plan_specs(p), not_run)
 
 
 def prepare_run_dir(p: Prepared) -> Prepared:
