@@ -117,13 +117,20 @@ class _Writer:
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-        self.used: list[tuple[str, tuple[Fact, ...]]] = []
+        self.used: list[tuple[str, tuple[Fact, ...]]] = []  # placed in the text
+        self.pending: list[tuple[str, tuple[Fact, ...]]] = []  # drawn for the current sentence
+
+    def settle(self, placed: bool) -> None:
+        """Only values of a sentence that made it into the text can be restated later."""
+        if placed:
+            self.used.extend(self.pending)
+        self.pending.clear()
 
     def _pick(self, options: Sequence[str]) -> str:
         return options[self.rng.randrange(len(options))]
 
     def _keep(self, text: str, *facts: Fact) -> tuple[str, tuple[Fact, ...]]:
-        self.used.append((text, facts))
+        self.pending.append((text, facts))
         return text, facts
 
     def file(self) -> tuple[str, tuple[Fact, ...]]:
@@ -237,6 +244,12 @@ _FACT_SENTENCES = (
     "Edit {fileline}: wrap the write in a check of {snake}.",
     "{cls} keeps {size} per session, which explains the memory at {pct} of the limit.",
     "The dashboard on {port} polls {route}, and the badge uses {css}.",
+    "{err} only shows up when {func} runs twice, so the second call needs a guard.",
+    "The retry budget in {path} allows {pct} of requests to retry within {ms}.",
+    "{cls} is constructed in {fileline} and never closed.",
+    "The fixture for {svc} writes {size} to {log} on every run.",
+    "Renaming {snake} would touch {file} and {file}, too wide for this fix.",
+    "Between {line} and {line} the code reads {snake} without a lock.",
 )
 
 # Restatements: churn that repeats something already decided.
@@ -247,23 +260,30 @@ _RESTATEMENTS = (
     "As I noted, {again} matters here, nothing new.",
 )
 
-# Churn without facts: hedges, false starts, corrections.
+# Churn without facts: hedges, false starts, corrections; an opener and a body, so a long
+# trace does not repeat the same few sentences word for word.
+_OPENERS = ("Wait, actually,", "Hmm,", "Actually,", "No,", "OK,", "Hold on,", "So,", "Then again,")
 _CHURN = (
-    "Wait, actually, that is not right.",
-    "Hmm, let me think about this again.",
-    "No, scratch that, I was looking at the wrong branch.",
-    "Actually, maybe not, I should double check before editing anything.",
-    "Let me try a different approach.",
-    "Or perhaps the race only happens under load, I am not sure.",
+    "that is not right.",
+    "let me think about this again.",
+    "scratch that, I was looking at the wrong branch.",
+    "maybe not, I should double check before editing anything.",
+    "let me try a different approach.",
+    "perhaps the race only happens under load, I am not sure.",
     "I think this is probably the cause, but I could be wrong.",
-    "OK, so where was I.",
-    "Let me go back one step.",
-    "Hmm, or is it the other way round?",
-    "That seems plausible, though it might be a red herring.",
-    "On second thought, a full integration test would be flaky and slow.",
+    "where was I.",
+    "let me go back one step.",
+    "or is it the other way round?",
+    "that seems plausible, though it might be a red herring.",
+    "a full integration test would be flaky and slow.",
     "I keep going around in circles here.",
-    "Right, that part is settled, moving on.",
-    "Let me start over with the simplest explanation.",
+    "that part is settled, moving on.",
+    "let me start over with the simplest explanation.",
+    "I assumed the handler runs once, which may be false.",
+    "that contradicts what I saw a moment ago.",
+    "it is either the retry or the timeout, probably the retry.",
+    "I should not rewrite the whole module for this.",
+    "the earlier idea still looks better.",
 )
 _FILLERS = ("Hmm.", "OK.", "Right.", "Wait.", "So.", "Fine.")
 
@@ -286,7 +306,10 @@ def _draw(writer: _Writer) -> tuple[str, list[Fact]]:
         return _sentence(writer, writer.rng.choice(_FACT_SENTENCES))
     if roll < 0.65:
         return _sentence(writer, writer.rng.choice(_RESTATEMENTS))
-    return writer.rng.choice(_CHURN), []
+    body = writer.rng.choice(_CHURN)
+    if writer.rng.random() < 0.6:
+        return f"{writer.rng.choice(_OPENERS)} {body}", []
+    return body[0].upper() + body[1:], []
 
 
 def generate(
@@ -303,7 +326,9 @@ def generate(
     while misses < _MISSES:
         text, facts = _draw(writer)
         sep = "" if not parts else ("\n\n" if writer.rng.random() < 0.2 else " ")
-        if size + len(sep) + len(text) > length:
+        fits = size + len(sep) + len(text) <= length
+        writer.settle(placed=fits)
+        if not fits:
             misses += 1
             continue
         parts.append(sep + text)
