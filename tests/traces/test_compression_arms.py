@@ -162,6 +162,11 @@ def test_a_bad_arm_file_is_a_one_line_config_error(spec: dict[str, Any], message
     assert "\n" not in str(info.value)
 
 
+def test_an_arm_file_that_is_not_a_mapping_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        load_arm(["naive"])  # type: ignore[arg-type]
+
+
 def test_an_unknown_arm_name_is_a_config_error_listing_the_valid_ones() -> None:
     with pytest.raises(ConfigError, match="unknown trace arm 'bullets'; valid arms are: churn"):
         select(_arms(), ["naive", "bullets"])

@@ -117,7 +117,7 @@ class SummaryRequest(NamedTuple):
 
 def load_arm(spec: Mapping[str, Any], prompt_arms: Mapping[str, Arm] | None = None) -> Arm:
     """One arm from its file's mapping; a hybrid's `wraps` must be among `prompt_arms`."""
-    name = spec.get("name", "?")
+    name = spec.get("name", "?") if isinstance(spec, Mapping) else "?"
     built = build(ArmSpec, spec, f"arms.{name}")
     if built.kind != "hybrid":
         return Arm(built)
