@@ -38,7 +38,7 @@ from pipeline.sweep.plan import plan_table
 from pipeline.sweep.resume import changed_paths, config_fingerprint
 
 ChangeKind = Literal["extends", "session"]
-SESSION_PREFIXES = ("retry.", "timeouts.", "probe.", "analysis.")
+SESSION_ROOTS = frozenset({"retry", "timeouts", "probe", "analysis"})
 SESSION_KEYS = frozenset(
     {"sim.latency_s", "sim.fault_rate", "sim.stall_s", "sim.concurrency", "sim.rpm_limit"}
 )
@@ -123,7 +123,8 @@ def _kind(
     old: PlannedPanel,
     new: PlannedPanel,
 ) -> ChangeKind:
-    if key.startswith(SESSION_PREFIXES) or key in SESSION_KEYS:
+    # a whole node is one key when a side lacks it (a run made before the node existed)
+    if key.split(".", 1)[0] in SESSION_ROOTS or key in SESSION_KEYS:
         return "session"
     if key == "repeats":
         if isinstance(before, int) and isinstance(after, int) and after > before:

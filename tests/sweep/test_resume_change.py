@@ -60,6 +60,12 @@ def test_retries_timeouts_probes_and_sim_infrastructure_change_only_the_session(
     assert set(changes.values()) == {"session"} and len(changes) == 4
 
 
+def test_a_session_node_missing_from_an_older_run_is_a_session_change() -> None:
+    old_config = {k: v for k, v in compose_dict(BASE).items() if k != "probe"}
+    changes = classify_changes(old_config, compose_dict(BASE), panel_of(BASE), panel_of(BASE))
+    assert [(c.key, c.before, c.kind) for c in changes] == [("probe", None, "session")]
+
+
 @pytest.mark.parametrize(
     ("override", "key", "why"),
     [
