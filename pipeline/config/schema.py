@@ -216,7 +216,8 @@ class BudgetConfig:
 class RayConfig:
     address: str = "local"
     num_cpus: int | None = None
-    endpoints_per_worker: int = 1  # endpoints hosted by one EndpointWorker actor process
+    # endpoints hosted by one EndpointWorker actor process; None: no more processes than CPUs
+    endpoints_per_worker: int | None = None
     dashboard: bool = False  # start the private instance's dashboard (web UI; costs memory)
 
     def __post_init__(self) -> None:

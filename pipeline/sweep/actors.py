@@ -90,16 +90,34 @@ def endpoint_groups(
     return workers
 
 
-def start_workers(settings: dict[str, WorkerSettings], per_worker: int) -> dict[str, Any]:
+def auto_per_worker(endpoints: int, cpus: float) -> int:
+    """Endpoints per worker so that there are no more actor processes than CPUs (at least 1).
+
+    One endpoint per worker is DESIGN's layout, and it is what this gives wherever there are
+    as many CPUs as endpoints. With fewer, each actor process costs about 130 MB of RSS
+    before its first trajectory (Ray's worker and the pyarrow its serializer loads), so ten
+    of them held 1.3 GB on a 2-core machine, and at a tenth of the rate each they spent more
+    CPU per request than two busier ones (docs/benchmarks.md: memory; step 10). The price is
+    isolation: a crashed worker loses the attempts in flight of every endpoint it hosts
+    (retried as `worker_lost`, like any infrastructure fault).
+    """
+    processes = max(1, int(cpus))
+    return max(1, -(-endpoints // processes))
+
+
+def start_workers(
+    settings: dict[str, WorkerSettings], per_worker: int | None = None
+) -> dict[str, Any]:
     """One EndpointWorker per group of endpoints; config_id -> its worker's handle.
 
-    One endpoint per worker is DESIGN's layout. On a machine with fewer cores than endpoints,
-    10 actor processes each at a tenth of the rate spent more CPU per request than a few
-    busier ones (docs/benchmarks.md); `ray.endpoints_per_worker` trades that against
-    isolation: a crashed worker loses the attempts in flight of every endpoint it hosts.
+    `per_worker` is `ray.endpoints_per_worker`; None sizes the groups by `auto_per_worker`
+    over the CPUs of the Ray instance or cluster (ray.cluster_resources()).
     """
     from pipeline.endpoints.limit_groups import group_of
 
+    if per_worker is None:
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        per_worker = auto_per_worker(len(settings), resources.get("CPU", 1.0))
     workers: dict[str, Any] = {}
     limit_groups = {cid: group_of(s.endpoint) for cid, s in settings.items()}
     for group in endpoint_groups(list(settings), per_worker, limit_groups):
