@@ -21,7 +21,7 @@ from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
-from pipeline.sweep.history import with_added_units, with_session
+from pipeline.sweep.history import with_added_units, with_session, with_session_counters
 from pipeline.sweep.orphans import (
     MARKER_VAR,
     ray_temp_dir,
@@ -186,8 +186,8 @@ def _close_session(
         extra["error"] = servers.fatal
     ray.get([w.close.remote() for w in distinct(workers)])
     closed = session.finish(status, extra)
-    if extra["sim_counters"]:
-        closed = session.write(dataclasses.replace(closed, sim_counters=extra["sim_counters"]))
+    if extra["sim_counters"]:  # the run's totals: a resume adds to the earlier sessions'
+        closed = session.write(with_session_counters(closed, extra["sim_counters"]))
     return closed
 
 

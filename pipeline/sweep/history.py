@@ -5,10 +5,11 @@ compares against them); `history` keeps every session's own, so a run resumed wi
 repeats still says what it was first planned as. An entry: `session` (0 first), `started_at`,
 `overrides` (the run's full override list as of that session), `config` and
 `config_fingerprint`, `changes` (each changed key with before, after and kind, per
-pipeline/sweep/resume_change.py; empty on the first session) and `added_units` (units the
-session planned on top of the run's plan). A manifest written before history existed gets a
-first entry rebuilt from what it recorded (`reconstructed: true`; its config is then the
-run's recorded one).
+pipeline/sweep/resume_change.py; empty on the first session), `added_units` (units the
+session planned on top of the run's plan) and, on a simulated panel, `sim_counters` (that
+session's servers; the manifest's own `sim_counters` are the run's sums). A manifest written
+before history existed gets a first entry rebuilt from what it recorded (`reconstructed:
+true`; its config is then the run's recorded one).
 """
 
 from __future__ import annotations
@@ -71,3 +72,28 @@ def with_added_units(manifest: Manifest, added: int) -> Manifest:
     if history:
         history[-1]["added_units"] = added
     return dataclasses.replace(manifest, history=history)
+
+
+def with_session_counters(manifest: Manifest, counters: Mapping[str, Any]) -> Manifest:
+    """The simulated servers' counters of this session added to the run's totals
+    (`sim_counters`, summed per configuration and key) and kept on the session's entry: a
+    resume that sends nothing no longer zeroes what earlier sessions counted."""
+    history = [dict(entry) for entry in manifest.history]
+    if history:
+        history[-1]["sim_counters"] = dict(counters)
+    total = add_counts(manifest.sim_counters, counters)
+    return dataclasses.replace(manifest, sim_counters=total, history=history)
+
+
+def add_counts(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """Nested counters summed key by key (a key on one side only is kept as it is)."""
+    out: dict[str, Any] = dict(a)
+    for key, value in b.items():
+        mine = out.get(key)
+        if isinstance(value, Mapping) and isinstance(mine, Mapping):
+            out[key] = add_counts(mine, value)
+        elif isinstance(value, int | float) and isinstance(mine, int | float):
+            out[key] = mine + value
+        else:
+            out[key] = value
+    return out

@@ -43,7 +43,12 @@ def requests_by_config(rows: list[dict[str, Any]]) -> Counter[str]:
 
 
 def probe_requests(run: RunView) -> Counter[str]:
-    return Counter(p["config_id"] for p in run.manifest.probes if p["shape"] in CHAT_PROBE_SHAPES)
+    """Requests the probes sent: one per sample of a chat shape (probe.samples)."""
+    counts: Counter[str] = Counter()
+    for p in run.manifest.probes:
+        if p["shape"] in CHAT_PROBE_SHAPES:
+            counts[p["config_id"]] += len(p["samples"])
+    return counts
 
 
 def test_budget_stops_cleanly_then_a_resume_with_more_budget_completes(
@@ -87,5 +92,8 @@ def test_budget_stops_cleanly_then_a_resume_with_more_budget_completes(
     before = {r["row_id"]: r for r in stopped.rows}
     assert all(before[i] == r for r in done.rows if (i := r["row_id"]) in before)
     new_rows = [r for r in done.rows if r["row_id"] not in before]
-    served = {cid: c["requests"] for cid, c in done.manifest.sim_counters.items()}
+    session = done.manifest.history[-1]["sim_counters"]  # the resumed session's servers
+    served = {cid: c["requests"] for cid, c in session.items()}
     assert served == dict(requests_by_config(new_rows)), "the resume re-sent paid requests"
+    total = {cid: c["requests"] for cid, c in done.manifest.sim_counters.items()}
+    assert total == dict(requests_by_config(done.rows) + probe_requests(stopped))  # run sums

@@ -163,3 +163,20 @@ def test_a_manifest_from_before_history_reads_and_gets_its_first_session_rebuilt
     assert resumed.history[0]["reconstructed"] is True
     assert resumed.history[0]["started_at"] == "2026-12-01T00:00:00Z"
     assert resumed.history[1]["changes"] == []
+
+
+def test_a_resume_adds_its_sim_counters_to_the_runs_instead_of_zeroing_them() -> None:
+    from pipeline.sweep.history import with_session_counters
+
+    first = {"sim-00": {"requests": 10, "faults": {"http_500": 2}, "served_ok": 8}}
+    start = with_session_counters(manifest_of({}, [session_entry(0, [], {})]), first)
+    resumed = with_session(start, [], {}, [])
+    idle = {"sim-00": {"requests": 0, "faults": {}, "served_ok": 0}}
+    later = {"sim-00": {"requests": 4, "faults": {"http_500": 1, "timeout": 1}, "served_ok": 2}}
+    after_idle = with_session_counters(resumed, idle)
+    assert after_idle.sim_counters == first
+    total = with_session_counters(with_session(after_idle, [], {}, []), later).sim_counters
+    assert total == {
+        "sim-00": {"requests": 14, "faults": {"http_500": 3, "timeout": 1}, "served_ok": 10}
+    }
+    assert after_idle.history[-1]["sim_counters"] == idle
