@@ -32,6 +32,7 @@ REQUIRED_MODULES = (
     "rich",
     "matplotlib",
     "numpy",
+    "scipy",
     "jinja2",
 )
 INSTALL = "with foldsweep installed (pip install -e .)"
