@@ -54,6 +54,7 @@ class ChatResponse:
     cost_usd: float = 0.0
     schema_adapted: bool = False  # the client relaxed the schema for this server
     simulated: bool = False  # the server identified itself as foldsweep's simulator
+    cache_discount_usd: float | None = None  # OpenRouter's `cache_discount`, where reported
 
 
 class ChatClient(Protocol):

@@ -14,6 +14,8 @@ Dialects:
                          prompt = input_tokens + cache_read_input_tokens
                                   + cache_creation_input_tokens
     llama-cpp-python     prompt_tokens, completion_tokens only (cached = 0)
+    OpenRouter money     `cache_discount` (USD saved by the cache; negative on Anthropic
+                         writes), in the body or its usage: `cache_discount_usd`
 
 A field that is absent, null, negative, boolean or not a number counts as not reported: usage is
 bookkeeping, and a quirky provider field must not turn a good answer into a fault.
@@ -84,6 +86,16 @@ def parse_usage(body_usage: Mapping[str, Any] | None) -> Usage:
         cached_tokens=cached or 0,
         cache_write_tokens=writes or 0,
     )
+
+
+def cache_discount_usd(body: Mapping[str, Any]) -> float | None:
+    """OpenRouter's `cache_discount` in USD (top level or in `usage`); None if not reported."""
+    usage = body.get("usage")
+    for where in (body, usage if isinstance(usage, Mapping) else {}):
+        value = where.get("cache_discount")
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return None
 
 
 def cost_usd(usage: Usage, prices: Prices) -> float:

@@ -30,7 +30,7 @@ from pipeline.chat.messages import ChatRequest, ChatResponse, ResponseSchema
 from pipeline.config.schema import EndpointConfig, Prices
 from pipeline.config.strict import ConfigError
 from pipeline.endpoints.http_status import excerpt
-from pipeline.endpoints.usage import cost_usd, parse_usage
+from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
 
 RESPONSE_FORMS = ("json_schema", "json_object_schema", "none")
 REASONING_FORMS = ("openrouter", "chat_template_kwargs", "none")
@@ -184,6 +184,7 @@ def parse_reply(text: str, prices: Prices) -> ChatResponse:
         cost_usd=cost_usd(usage, prices),
         # A standalone `serve sim` reached through +panel=endpoint still marks its rows.
         simulated=data.get("system_fingerprint") == SIMULATOR_FINGERPRINT,
+        cache_discount_usd=cache_discount_usd(data),
     )
 
 

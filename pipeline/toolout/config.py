@@ -12,6 +12,22 @@ CORPORA = ("swe-agent", "mini-swe-agent", "openhands", "tau-bench")
 
 
 @dataclass(frozen=True)
+class LiveConfig:
+    """How much of the corpus a live replay sends (panels with endpoints; pipeline.toolout.live)."""
+
+    max_transcripts: int = 2  # round-robin over corpora, each with a large output in budget
+    max_prompt_tokens: int = 2000  # estimated; a transcript stops at its first larger request
+    max_requests: int = 12  # per transcript
+    summary_max_tokens: int = 256  # the model mode's summary, where the gate approves one
+
+    def __post_init__(self) -> None:
+        check_range("study.live.max_transcripts", self.max_transcripts, at_least=1)
+        check_range("study.live.max_prompt_tokens", self.max_prompt_tokens, at_least=64)
+        check_range("study.live.max_requests", self.max_requests, at_least=1)
+        check_range("study.live.summary_max_tokens", self.summary_max_tokens, at_least=16)
+
+
+@dataclass(frozen=True)
 class ToolOutConfig:
     """Which transcripts, which policies (arms), and how the replay accounts time."""
 
@@ -23,6 +39,7 @@ class ToolOutConfig:
     oracle: bool = True  # add the oracle arm (pipeline/toolout/oracle.py), a bound
     # provider -> cache-model file name when they differ (an endpoint's provider otherwise)
     cache_model_for: dict[str, str] = field(default_factory=dict)
+    live: LiveConfig = field(default_factory=LiveConfig)
 
     def __post_init__(self) -> None:
         check_range("study.think_time_s", self.think_time_s, at_least=0)

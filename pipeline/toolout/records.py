@@ -25,6 +25,10 @@ ROW_COLUMNS: tuple[Column, ...] = (
     Column("bytes_removed", "int64"),
     Column("applications_new", "int64"),
     Column("applications_reused", "int64"),
+    Column("live", "bool"),  # the requests were sent to the endpoint (a panel with servers)
+    Column("reported_prompt_tokens", "int64"),  # live: summed as the endpoint reported them
+    Column("reported_cached_tokens", "int64"),
+    Column("summaries_requested", "int32"),  # live model mode: summariser calls made
 )
 
 TURNS = TableSpec(
@@ -48,6 +52,12 @@ TURNS = TableSpec(
         Column("outputs_changed", "int32"),
         Column("outputs_new", "int32"),
         Column("outputs_reused", "int32"),
+        Column("live_sent", "bool"),
+        Column("reported_prompt_tokens", "int64"),
+        Column("reported_cached_tokens", "int64"),
+        Column("reported_cache_write_tokens", "int64"),
+        Column("reported_cache_discount_usd", "float64"),
+        Column("latency_s", "float64"),
     ),
     sort_keys=("row_id", "transcript_id", "request_index"),
 )

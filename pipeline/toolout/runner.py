@@ -3,14 +3,20 @@
 A unit is (priced configuration, policy). Offline (panel kind `offline`) it sends nothing: it
 replays every transcript under the policy, accounts each request under the configuration's
 cache model and returns the corpus totals as its row plus its turns, sessions and decisions.
+Live (a panel with endpoints) it replays the live budget's transcripts, sends each request
+within the budget with max_tokens=1 (pipeline.toolout.live) and records the endpoint's
+reported cached tokens beside the cache model's prediction for the same requests; the model
+mode then summarises through the same endpoint where the gate approves (toolout.summaries).
 Decisions the seed leaves open:
 
 - Anthropic breakpoints sit on the first block (the system prompt) and on the last block of
   every request, as a harness that caches its history would place them.
 - The model mode's gate prices a rewrite from the output's position in the request as sent
-  (`replay.Position`); its N is the policy's `expected_applications` (the seed's 6). No
-  summariser endpoint is configured offline, so a candidate the preflight approves stays exact
-  (`no_summariser`): the offline model arm measures the gate, as the seed's run did.
+  (`replay.Position`); its N is the policy's `expected_applications` (the seed's 6). Its
+  preflight prices the best case (the output removed), its final check the summary's size
+  with the summary's price as S. No summariser endpoint exists offline, so a candidate the
+  preflight approves stays exact (`no_summariser`): the offline model arm measures the gate,
+  as the seed's run did.
 - The unit's `cost_usd` (money spent) is 0: replay costs are priced, not paid; they are in
   `replay_cost_usd`, the turns and the sessions.
 """
@@ -20,17 +26,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pipeline.chat.errors import EndpointError, InfrastructureFault, RequestRejected
 from pipeline.chat.messages import ChatClient
 from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
 from pipeline.toolout.accounting import CacheBlock, CacheRequest, SessionCost, account, link_outputs
 from pipeline.toolout.cache_models import CacheModel
-from pipeline.toolout.economics import Candidate, GateDecision, preflight, rates_for, regret
+from pipeline.toolout.economics import (
+    Candidate,
+    GateDecision,
+    final,
+    preflight,
+    rates_for,
+    regret,
+)
+from pipeline.toolout.live import LiveBudget, LiveTurn, choose_transcripts, send_live, within_budget
 from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.oracle import Schedule, ScheduledPolicy, oracle_schedule
 from pipeline.toolout.policies import ModelSummaries, OutputView, build_policy
 from pipeline.toolout.policies.base import Policy, utf8_len
-from pipeline.toolout.records import CAUSES
+from pipeline.toolout.records import CAUSES, ROW_COLUMNS
 from pipeline.toolout.replay import Position, ReplayedRequest, replay
+from pipeline.toolout.summaries import SummaryBook, fetch
 from pipeline.toolout.tokens import estimate_tokens
 from pipeline.toolout.transcript import Transcript
 
@@ -41,25 +57,42 @@ LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never c
 class GateLog:
     """The model-mode gate of one transcript's replay, and the decisions it took."""
 
-    def __init__(self, cache_model: CacheModel, model: str, n: float, where: Position) -> None:
+    def __init__(
+        self,
+        cache_model: CacheModel,
+        model: str,
+        n: float,
+        where: Position,
+        summary_cost: Callable[[int], float] = lambda _output: 0.0,
+    ) -> None:
         self.write_rate, self.read_rate = rates_for(cache_model, model)
         self.n = n
         self.where = where
+        self.summary_cost = summary_cost
         self.decisions: dict[tuple[int, int], tuple[GateDecision, int]] = {}
 
     def __call__(self, view: OutputView, candidate_bytes: int) -> tuple[bool, str]:
+        """The preflight at 0 candidate bytes, the final check at the summary's size."""
         candidate = Candidate(
             position_tokens=self.where.position_tokens,
             original_tokens=estimate_tokens(view.content),
             compacted_tokens=min(-(-candidate_bytes // 4), estimate_tokens(view.content)),
         )
-        decision = preflight(
-            [candidate],
-            self.where.cached_prefix_tokens,
-            future_requests=self.n,
-            write_rate=self.write_rate,
-            read_rate=self.read_rate,
-        )
+        w, c, prefix = self.write_rate, self.read_rate, self.where.cached_prefix_tokens
+        if candidate_bytes == 0:
+            decision = preflight(
+                [candidate], prefix, future_requests=self.n, write_rate=w, read_rate=c
+            )
+        else:
+            cost = self.summary_cost(view.output_index)
+            decision = final(
+                [candidate],
+                prefix,
+                future_requests=self.n,
+                write_rate=w,
+                read_rate=c,
+                summariser_usd=cost,
+            )
         key = (view.output_index, view.request_index)
         self.decisions[key] = (decision, self.where.later_requests)
         return decision.approved, decision.reason
@@ -104,6 +137,7 @@ class ToolOutRunner:
         think_time_s: float,
         corpus_sha256: str,
         skipped: int,
+        live: LiveBudget | None = None,
     ) -> None:
         self.transcripts = tuple(transcripts)
         self.policies = dict(policies)
@@ -112,11 +146,7 @@ class ToolOutRunner:
         self.think_time_s = think_time_s
         self.corpus_sha256 = corpus_sha256
         self.skipped = skipped
-
-    def _policy(self, arm: str, gate: GateLog, transcript: Transcript) -> Policy:
-        if arm == ORACLE:
-            return ScheduledPolicy(oracle_schedule(transcript, self._schedule_cost(transcript)))
-        return build_policy(self.policies[arm], summaries=ModelSummaries(gate=gate))
+        self.live = live  # None: offline (nothing is sent)
 
     def _schedule_cost(self, transcript: Transcript) -> Callable[[Schedule], float]:
         def cost(schedule: Schedule) -> float:
@@ -131,30 +161,54 @@ class ToolOutRunner:
 
         return cost
 
+    def _n(self, arm: str) -> float:
+        gate_spec = self.policies.get(arm, {}).get("gate", {})
+        return float(gate_spec.get("expected_applications", DEFAULT_EXPECTED_APPLICATIONS))
+
+    def _price(self, requests: Sequence[ReplayedRequest]) -> SessionCost:
+        return account(
+            cache_requests(requests), self.cache_model, self.model, think_time_s=self.think_time_s
+        )
+
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
+        try:
+            return await self._run(spec, client, context)
+        except InfrastructureFault as exc:
+            outcome = UnitOutcome(False, f"infrastructure:{exc.kind}", True, error_detail=str(exc))
+        except RequestRejected as exc:
+            outcome = UnitOutcome(False, f"rejected:{exc.reason}", False, error_detail=str(exc))
+        except EndpointError as exc:  # any other mapped endpoint error: not known to be transient
+            outcome = UnitOutcome(False, f"infrastructure:{exc.kind}", False, error_detail=str(exc))
+        return UnitResult(outcome, {c.name: None for c in ROW_COLUMNS})
+
+    async def _run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         turns: list[Record] = []
         sessions: list[Record] = []
         decisions: list[Record] = []
-        for transcript in self.transcripts:
-            where = Position()
-            gate_spec = self.policies.get(spec.arm, {}).get("gate", {})
-            n = float(gate_spec.get("expected_applications", DEFAULT_EXPECTED_APPLICATIONS))
-            gate = GateLog(self.cache_model, self.model, n, where)
-            policy = self._policy(spec.arm, gate, transcript)
-            requests = replay(transcript, policy, estimate_tokens, where)
-            cost = account(
-                cache_requests(requests),
-                self.cache_model,
-                self.model,
-                think_time_s=self.think_time_s,
-            )
-            turns += _turns(transcript, requests, cost)
+        summaries = 0
+        chosen = (
+            self.transcripts
+            if self.live is None
+            else choose_transcripts(self.transcripts, self.live)
+        )
+        for transcript in chosen:
+            requests: Sequence[ReplayedRequest]
+            if self.live is None:
+                requests, gate = self._replay(spec.arm, transcript, SummaryBook())
+                live_turns = None
+            else:
+                requests, gate, asked = await self._replay_live(spec.arm, transcript, client)
+                summaries += asked
+                live_turns = await send_live(client, requests, seed=context.seed)
+            cost = self._price(requests)
+            turns += _turns(transcript, requests, cost, live_turns)
             decisions += _decisions(transcript, requests, gate)
             sessions.append(_session(transcript, requests, cost))
+        live = self.live is not None
         row = {
             "cache_model": self.cache_model.name,
             "corpus_sha256": self.corpus_sha256,
-            "transcripts": len(self.transcripts),
+            "transcripts": len(chosen),
             "transcripts_skipped": self.skipped,
             "replayed_requests": len(turns),
             "input_tokens": sum(t["input_tokens"] for t in turns),
@@ -163,17 +217,74 @@ class ToolOutRunner:
             "bytes_removed": sum(s["bytes_removed"] for s in sessions),
             "applications_new": sum(s["applications_new"] for s in sessions),
             "applications_reused": sum(s["applications_reused"] for s in sessions),
+            "live": live,
+            "reported_prompt_tokens": _reported_sum(turns, "reported_prompt_tokens", live),
+            "reported_cached_tokens": _reported_sum(turns, "reported_cached_tokens", live),
+            "summaries_requested": summaries if live else None,
         }
         tables = {"turns": turns, "sessions": sessions, "decisions": decisions}
-        return UnitResult(UnitOutcome(valid=True), row, tables)
+        cost_usd = sum(t["reported_cost_usd"] for t in turns) if live else 0.0
+        for t in turns:
+            t.pop("reported_cost_usd")
+        outcome = UnitOutcome(
+            valid=True, requests=len(turns) + summaries if live else 0, cost_usd=cost_usd
+        )
+        return UnitResult(outcome, row, tables)
+
+    def _replay(
+        self, arm: str, transcript: Transcript, book: SummaryBook
+    ) -> tuple[list[ReplayedRequest], GateLog]:
+        where = Position()
+        gate = GateLog(self.cache_model, self.model, self._n(arm), where, book.cost_of)
+        if arm == ORACLE:
+            policy: Policy = ScheduledPolicy(
+                oracle_schedule(transcript, self._schedule_cost(transcript))
+            )
+        else:
+            policy = build_policy(self.policies[arm], summaries=ModelSummaries(book, gate))
+        return replay(transcript, policy, estimate_tokens, where), gate
+
+    async def _replay_live(
+        self, arm: str, transcript: Transcript, client: ChatClient
+    ) -> tuple[tuple[ReplayedRequest, ...], GateLog, int]:
+        """Replay, fetch the summaries the model mode asked for within budget, replay again."""
+        assert self.live is not None
+        book = SummaryBook()
+        asked = 0
+        while True:
+            requests, gate = self._replay(arm, transcript, book)
+            sent = within_budget(requests, self.live)
+            wanted = book.take_wanted(sent[-1].index if sent else -1)
+            if not wanted:
+                return sent, gate, asked
+            asked += await fetch(
+                client,
+                book,
+                wanted,
+                budget_bytes=self.live.max_prompt_tokens * 4,
+                max_tokens=self.live.summary_max_tokens,
+            )
+
+
+def _reported_sum(turns: Sequence[Record], column: str, live: bool) -> int | None:
+    if not live:
+        return None
+    values = [t[column] for t in turns if t[column] is not None]
+    return sum(values) if values else None
 
 
 def _turns(
-    transcript: Transcript, requests: Sequence[ReplayedRequest], cost: SessionCost
+    transcript: Transcript,
+    requests: Sequence[ReplayedRequest],
+    cost: SessionCost,
+    live: Sequence[LiveTurn] | None,
 ) -> list[Record]:
     records = []
+    sent = {t.request_index: t for t in live or ()}
     for request, priced in zip(requests, cost.requests, strict=True):
         misses = dict(priced.misses.items())
+        reported = sent.get(request.index)
+        usage = reported.usage if reported is not None else None
         records.append(
             {
                 "transcript_id": transcript.id,
@@ -194,6 +305,13 @@ def _turns(
                 "outputs_changed": sum(a.rendering.changed for a in request.applied),
                 "outputs_new": sum(a.new for a in request.applied),
                 "outputs_reused": sum(a.reuse for a in request.applied),
+                "live_sent": reported is not None,
+                "reported_prompt_tokens": usage.prompt_tokens if usage else None,
+                "reported_cached_tokens": usage.cached_tokens if usage else None,
+                "reported_cache_write_tokens": usage.cache_write_tokens if usage else None,
+                "reported_cache_discount_usd": reported.cache_discount_usd if reported else None,
+                "latency_s": reported.latency_s if reported else None,
+                "reported_cost_usd": reported.cost_usd if reported else 0.0,  # the row's spend
             }
         )
     return records

@@ -27,12 +27,19 @@ from pipeline.study import (
 )
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.config import ToolOutConfig
+from pipeline.toolout.live import LiveBudget
 from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.records import ROW_COLUMNS
 from pipeline.toolout.runner import ToolOutRunner
 from pipeline.toolout.transcript import Transcript
 
 CORPUS_FILE = "corpus.json"
+
+
+def is_live(endpoint: EndpointConfig) -> bool:
+    """A configuration with a server (a URL, or a local model the engine starts) is replayed
+    live; an offline panel's priced models have neither (panels.py refuses them one)."""
+    return bool(endpoint.base_url) or endpoint.local is not None
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,8 @@ class ToolOutStudy:
 
     name = "toolout"
     default_panel = "offline"
-    panel_kinds = frozenset({"offline"})  # live cached-token replay is not built yet
+    # offline: priced, nothing sent; the others: live cached-token replay (toolout.live)
+    panel_kinds = frozenset({"offline", "local", "endpoint", "hosted"})
     order_matters = False  # a replay is a pure function of its inputs
 
     @property
@@ -89,7 +97,9 @@ class ToolOutStudy:
         return sorted([*self.policies, *([ORACLE] if self.config.oracle else [])])
 
     def probe_plan(self) -> ProbePlan:
-        return ProbePlan({arm: frozenset({"plain"}) for arm in self.arms()}, 1024)
+        live = self.config.live
+        needed = live.max_prompt_tokens + live.summary_max_tokens
+        return ProbePlan({arm: frozenset({"plain"}) for arm in self.arms()}, needed)
 
     def cache_model_for(self, endpoint: EndpointConfig) -> CacheModel:
         name = self.config.cache_model_for.get(endpoint.provider, endpoint.provider)
@@ -111,6 +121,14 @@ class ToolOutStudy:
             think_time_s=self.config.think_time_s,
             corpus_sha256=self.inputs.digest or "",
             skipped=len(self.skipped),
+            live=self.live_budget if is_live(endpoint) else None,
+        )
+
+    @property
+    def live_budget(self) -> LiveBudget:
+        live = self.config.live
+        return LiveBudget(
+            live.max_transcripts, live.max_prompt_tokens, live.max_requests, live.summary_max_tokens
         )
 
     def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:

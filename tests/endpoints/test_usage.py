@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.chat.messages import Usage
 from pipeline.config.schema import Prices
-from pipeline.endpoints.usage import cost_usd, parse_usage
+from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
 
 
 @pytest.mark.parametrize(
@@ -139,3 +139,19 @@ def test_simulator_fingerprint_marks_a_reply_simulated() -> None:
     )
     assert parse_reply(body, Prices()).simulated
     assert not parse_reply(body.replace(SIMULATOR_FINGERPRINT, "fp_abc"), Prices()).simulated
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"cache_discount": 0.0123}, 0.0123),
+        ({"usage": {"prompt_tokens": 3, "cache_discount": -0.002}}, -0.002),
+        ({"usage": {"prompt_tokens": 3}}, None),
+        ({"cache_discount": "0.1"}, None),
+        ({"cache_discount": True}, None),
+    ],
+)
+def test_openrouter_cache_discount_is_read_from_the_body_or_its_usage(
+    body: dict[str, Any], expected: float | None
+) -> None:
+    assert cache_discount_usd(body) == expected
