@@ -3,7 +3,7 @@ coordinator live beside these).
 
 The names below are imported on first use (PEP 562): every EndpointWorker actor process
 imports this package to reach its own module, and importing the plan and the resume diff
-eagerly would load pyarrow, Polars and the store into each of them, about 65 MB of RSS per
+eagerly would load Polars, the store and the plan into each of them, about 29 MB of RSS per
 actor that never plans or resumes anything (docs/benchmarks.md, memory).
 """
 
