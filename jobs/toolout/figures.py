@@ -75,3 +75,23 @@ def savings_plot(table: pl.DataFrame) -> Figure:
         fontsize=8,
     )
     return figure
+
+
+def live_hits_plot(sent: pl.DataFrame) -> Figure:
+    """Per sent request: the predicted hit share against the reported one, per configuration."""
+    figure = Figure(figsize=(6.2, 5.2), layout="constrained")
+    axes = figure.subplots()
+    for (config_id,), group in sent.group_by("config_id", maintain_order=True):
+        predicted = (group["cached_tokens"] / group["input_tokens"]).to_numpy()
+        reported = (group["reported_cached_tokens"] / group["reported_prompt_tokens"]).to_numpy()
+        axes.scatter(predicted, reported, s=12, alpha=0.7, label=f"{config_id} (n={group.height})")
+    axes.plot([0, 1], [0, 1], color="grey", linewidth=0.8, linestyle="--")
+    axes.set_xlim(-0.02, 1.02)
+    axes.set_ylim(-0.02, 1.02)
+    axes.set_xlabel("predicted cache-hit share (cache model, estimated tokens)")
+    axes.set_ylabel("reported cache-hit share (endpoint's usage)")
+    axes.set_title(f"Live replay: predicted against reported hits (n = {sent.height} requests)",
+                   fontsize=9)  # fmt: skip
+    if sent.height:
+        axes.legend(fontsize=7, loc="lower right")
+    return figure

@@ -20,8 +20,9 @@ from jobs import io
 from jobs.figures_common import save_figure
 from jobs.provenance_header import provenance_header
 from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N, footnote, marked
-from jobs.toolout.figures import breakeven_curves, savings_plot
+from jobs.toolout.figures import breakeven_curves, live_hits_plot, savings_plot
 from jobs.toolout.inputs import load_cache_models
+from jobs.toolout.live import sent_turns
 from jobs.toolout.tables import final_units, load
 from pipeline.toolout.records import CAUSES
 
@@ -92,6 +93,45 @@ def _corpus(out: Path) -> list[str]:
     return [*lines, ""]
 
 
+def _live(run_dir: Path, out: Path, simulated: bool) -> list[str]:
+    """The live section: predicted against reported hits; nothing for an offline run."""
+    path = out / "live.parquet"
+    table = pl.read_parquet(path) if path.is_file() else pl.DataFrame()
+    if table.height == 0:
+        return []
+    rows = final_units(load(run_dir, "rows"))
+    sent = sent_turns(load(run_dir, "turns"), rows)
+    lines = ["## Live replay: predicted against reported cache hits", ""]
+    lines += [
+        "Each request within the live budget (study.live) was sent with max_tokens=1; the "
+        "endpoint's reported cached tokens stand beside the cache model's prediction for the "
+        "same requests. Shares are over each side's own prompt tokens. Estimator error = "
+        "estimated input tokens / reported prompt tokens − 1 (reported counts include the "
+        "chat template). Under a cache model with zero prices (llama-server) the USD "
+        "sections below are all zero: read this section's tokens instead.",
+        "",
+    ]
+    shown = table.with_columns(
+        pl.format("{} / {}", "predicted_cached_tokens", "reported_cached_tokens").alias("tokens")
+    )
+    lines += _table(
+        _small(shown, "requests"),
+        [
+            ("configuration", "config_id", None),
+            ("policy", "policy", None),
+            ("requests", "requests", None),
+            ("predicted hit share", "predicted_hit_share", _pct),
+            ("reported hit share", "reported_hit_share", _pct),
+            ("predicted / reported cached tokens", "tokens", None),
+            ("mean |share gap| per request", "mean_share_gap", _pct),
+            ("median estimator error", "median_estimator_error", _pct),
+        ],
+    )
+    lines += _footnote_if(table, "a share over requests", MIN_CELL_N)
+    save_figure(live_hits_plot(sent), out / "live_hits.png", simulated=simulated)
+    return [*lines, "", "![live hits](live_hits.png)", ""]
+
+
 def render_report(run_dir: Path) -> Path:
     out = io.analysis_dir(run_dir)
     if not (out / "savings.parquet").is_file():
@@ -109,6 +149,7 @@ def render_report(run_dir: Path) -> Path:
         rows_simulated=simulated,
     )
     lines += _corpus(out)
+    lines += _live(run_dir, out, simulated)
     lines += ["## Paired savings against control (USD per transcript, positive = cheaper)", ""]
     lines += [
         "Pairs are transcripts; intervals are 95% percentile bootstrap intervals "

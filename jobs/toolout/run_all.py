@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs import io
-from jobs.toolout import breakeven, cache, corpus, gate, savings
+from jobs.toolout import breakeven, cache, corpus, gate, live, savings
 from jobs.toolout.inputs import load_cache_models
 from jobs.toolout.report import render_report
 from jobs.toolout.tables import final_units, load
 from pipeline.config.schema import AnalysisConfig
 
-OUTPUTS = ("savings", "cache", "breakeven", "gate", "corpus")
+OUTPUTS = ("savings", "cache", "breakeven", "gate", "corpus", "live")
 
 
 def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
@@ -32,6 +32,7 @@ def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
         ),
         "gate": gate.gate_table(decisions, rows),
         "corpus": corpus.corpus_table(sessions, rows),
+        "live": live.live_table(turns, rows),
     }
     for name, frame in tables.items():
         io.write_parquet(frame, out / f"{name}.parquet")

@@ -10,10 +10,15 @@ the seed leaves open (docs/protocol.md, "Tool output: live replay"):
   replay writes them (`[tool call NAME] ARGS`), and consecutive messages of one role are
   joined by a blank line. Every step is a pure function of one message, so a prefix the
   policy keeps stable stays byte-stable on the wire.
-- The budget keeps a live run small: at most `max_transcripts` transcripts (round-robin over
-  corpora, each with at least one output of 2,000 bytes or more inside the budget), each
-  replayed up to its first request over `max_prompt_tokens` (estimated) or `max_requests`.
+- The budget keeps a live run small: at most `max_transcripts` transcripts, each replayed up
+  to its first request over `max_prompt_tokens` (estimated) or `max_requests`. Eligible ones
+  have an output of 2,000 bytes or more inside the budget (else every policy is exact); they
+  are taken round-robin over corpora, each corpus's with the most requests in budget first.
   Requests past the budget are not sent; the turns table says how many were.
+- Each (unit, transcript) opens its first message with a salt line, `[replay SALT]`: units of
+  one run replay the same transcripts, and without it a unit would read the cache another
+  unit (or an earlier run) left on a shared server, which the per-session prediction does not
+  model. With it every transcript starts cold on the wire as in the prediction.
 - Requests of one transcript go one at a time, in order (a cache hit needs the previous
   request to have finished); transcripts run one after another, so one unit keeps one slot
   of a local server warm.
@@ -55,30 +60,30 @@ class LiveTurn:
     cost_usd: float
 
 
-def _has_large_output(transcript: Transcript, limit_bytes: int) -> bool:
-    seen = 0
+def _in_budget(transcript: Transcript, budget: LiveBudget) -> tuple[int, bool]:
+    """(requests that fit the budget, whether a large output lies within them), by bytes."""
+    limit_bytes = budget.max_prompt_tokens * 4  # the byte estimator's inverse
+    seen, requests, large, large_sent = 0, 0, False, False
     for message in transcript.messages:
+        if message.role == "assistant":  # a request holds every message before this one
+            if seen > limit_bytes or requests == budget.max_requests:
+                break
+            requests += 1
+            large_sent = large_sent or large
         seen += len((message.content or "").encode("utf-8"))
-        if seen > limit_bytes:
-            return False
-        if message.is_tool_output and message.size_bytes >= LARGE_OUTPUT_BYTES:
-            return True
-    return False
+        large = large or (message.is_tool_output and message.size_bytes >= LARGE_OUTPUT_BYTES)
+    return requests, large_sent
 
 
 def choose_transcripts(transcripts: Sequence[Transcript], budget: LiveBudget) -> list[Transcript]:
-    """The live subset: round-robin over corpora (in corpus order), first eligible first.
-
-    Eligible: a tool output of 2,000 bytes or more (the forced-exact floor) lies inside the
-    prompt budget, so the policies can differ at all. Deterministic given the corpus.
-    """
-    by_corpus: dict[str, list[Transcript]] = {}
-    limit_bytes = budget.max_prompt_tokens * 4  # the byte estimator's inverse
+    """The live subset (see the module docstring); deterministic given the corpus."""
+    by_corpus: dict[str, list[tuple[int, str, Transcript]]] = {}
     for t in transcripts:
-        if _has_large_output(t, limit_bytes):
-            by_corpus.setdefault(t.corpus, []).append(t)
+        requests, eligible = _in_budget(t, budget)
+        if eligible:
+            by_corpus.setdefault(t.corpus, []).append((-requests, t.id, t))
     chosen: list[Transcript] = []
-    queues = [list(v) for v in by_corpus.values()]
+    queues = [[t for *_, t in sorted(v, key=lambda e: e[:2])] for v in by_corpus.values()]
     while len(chosen) < budget.max_transcripts and any(queues):
         for queue in queues:
             if queue and len(chosen) < budget.max_transcripts:
@@ -98,11 +103,13 @@ def within_budget(
     return tuple(sent)
 
 
-def wire_messages(request: ReplayedRequest) -> tuple[ChatMessage, ...]:
+def wire_messages(request: ReplayedRequest, salt: str = "") -> tuple[ChatMessage, ...]:
     """The request's blocks as role-and-text chat messages (flattened as documented above)."""
     merged: list[ChatMessage] = []
-    for block in request.blocks:
+    for i, block in enumerate(request.blocks):
         role, text = block.role, block.text
+        if i == 0 and salt:
+            text = f"[replay {salt}]\n{text}"
         if role == "tool":
             role, text = "user", f"{TOOL_RESULT_HEADER}\n{text}"
         if merged and merged[-1].role == role:
@@ -113,7 +120,7 @@ def wire_messages(request: ReplayedRequest) -> tuple[ChatMessage, ...]:
 
 
 async def send_live(
-    client: ChatClient, requests: Sequence[ReplayedRequest], *, seed: int
+    client: ChatClient, requests: Sequence[ReplayedRequest], *, seed: int, salt: str
 ) -> list[LiveTurn]:
     """Send each request in order with max_tokens=1 and keep what the endpoint reported."""
     turns = []
@@ -121,7 +128,7 @@ async def send_live(
         started = time.monotonic()
         response = await client.complete(
             ChatRequest(
-                messages=wire_messages(request),
+                messages=wire_messages(request, salt),
                 max_tokens=1,
                 temperature=0.0,
                 seed=seed,

@@ -23,6 +23,7 @@ Decisions the seed leaves open:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -199,7 +200,8 @@ class ToolOutRunner:
             else:
                 requests, gate, asked = await self._replay_live(spec.arm, transcript, client)
                 summaries += asked
-                live_turns = await send_live(client, requests, seed=context.seed)
+                salt = hashlib.sha256(f"{spec.row_id}|{transcript.id}".encode()).hexdigest()[:12]
+                live_turns = await send_live(client, requests, seed=context.seed, salt=salt)
             cost = self._price(requests)
             turns += _turns(transcript, requests, cost, live_turns)
             decisions += _decisions(transcript, requests, gate)
