@@ -6,6 +6,11 @@ Here the committed rows are read once, when the session opens; rows this session
 added from the Sink (which wrote them), so every later question is answered in memory. The
 plan is written once when planned; at the session's close its statuses (`done` for every key
 whose final attempt is final) are written back in one atomic replace, with the manifest.
+
+Only the columns those questions read are kept (`SESSION_COLUMNS`: the key, attempt, outcome,
+cost, requests, simulated), not whole rows: 10,000 full rows as Arrow at the session's close
+cost the driver about 94 MB of RSS (answer texts and all), the slim columns a few
+(docs/benchmarks.md, memory).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.store.final import KEY
 from pipeline.store.layout import Layout
 from pipeline.store.manifest import (
     Manifest,
@@ -32,6 +38,19 @@ from pipeline.study import Record, UnitSpec
 from pipeline.sweep.plan import dispatch_order, specs_from_plan
 from pipeline.sweep.resume import resume_diff, specs_to_run
 
+SESSION_COLUMNS = (
+    "row_id",
+    *KEY,
+    "attempt",
+    "valid",
+    "invalid_reason",
+    "retryable",
+    "cost_usd",
+    "requests",
+    "simulated",
+)
+"""The rows columns a session answers from (resume diff, outcome counts, budgets)."""
+
 
 class RunSession:
     """Plan, rows and manifest of one session; the only reader of rows/ in the driver."""
@@ -42,7 +61,10 @@ class RunSession:
         self.manifest = manifest
         self.attempt_limit = attempt_limit
         self.plan: pa.Table | None = read_plan(run_dir)
-        self._prior = read_table(run_dir, "rows", layout)  # the one read of rows/
+        rows_schema = layout.schema("rows")
+        self._schema = pa.schema([rows_schema.field(name) for name in SESSION_COLUMNS])
+        # the one read of rows/
+        self._prior = read_table(run_dir, "rows", layout).select(list(SESSION_COLUMNS))
         self._new: list[Record] = []
         self._rows: pa.Table | None = self._prior
 
@@ -50,12 +72,13 @@ class RunSession:
     def add_rows(self, records: Sequence[Record]) -> None:
         """Rows this session committed (the Sink's `written`), in commit order."""
         if records:
-            self._new.extend(records)
+            self._new.extend({name: r[name] for name in SESSION_COLUMNS} for r in records)
             self._rows = None
 
     def rows(self) -> pa.Table:
+        """The run's rows so far, `SESSION_COLUMNS` only."""
         if self._rows is None:
-            new = pa.Table.from_pylist(self._new, schema=self.layout.schema("rows"))
+            new = pa.Table.from_pylist(self._new, schema=self._schema)
             self._rows = pa.concat_tables([self._prior, new])
         return self._rows
 
