@@ -22,7 +22,9 @@ from pipeline.chat.messages import (
     ChatRequest,
     ChatResponse,
     ResponseSchema,
+    TemplateRenderer,
     Usage,
+    renderer_of,
 )
 
 __all__ = [
@@ -38,7 +40,9 @@ __all__ = [
     "MalformedEnvelope",
     "RequestRejected",
     "ResponseSchema",
+    "TemplateRenderer",
     "TimeoutFault",
     "TransportFault",
     "Usage",
+    "renderer_of",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,25 @@ class ResponseSchema:
 
 @dataclass(frozen=True)
 class ChatRequest:
+    """One chat request. Frozen, but not hashable once a Mapping field is set: nothing hashes
+    requests (the simulator keys its choices on the received JSON body, not on this value).
+
+    `wire_messages` exists for conversations a harness would send (assistant messages with
+    reasoning fields, `tool_calls`, `tool` messages): when set it goes out verbatim as the
+    body's `messages` and `messages` may be empty. `template_kwargs` is merged over whatever
+    the endpoint's `reasoning` form puts into `chat_template_kwargs`; the request's keys win.
+    """
+
     messages: tuple[ChatMessage, ...]
     max_tokens: int
     temperature: float = 0.0
     seed: int | None = None
     schema: ResponseSchema | None = None  # None: plain text, no response_format sent
     purpose: str = "fold"  # fold | recall | probe (for accounting and the event log)
+    wire_messages: tuple[Mapping[str, Any], ...] | None = None  # JSON-able; replaces messages
+    tools: tuple[Mapping[str, Any], ...] | None = None  # sent as `tools` when set
+    template_kwargs: Mapping[str, Any] | None = None  # sent as `chat_template_kwargs`
+    top_p: float | None = None  # sent when set
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,9 @@ class ChatResponse:
     schema_adapted: bool = False  # the client relaxed the schema for this server
     simulated: bool = False  # the server identified itself as foldsweep's simulator
     cache_discount_usd: float | None = None  # OpenRouter's `cache_discount`, where reported
+    # The sampling fields of the body as sent (after every default, cap and adaptation), so a
+    # row can record what the endpoint was asked for, not what the caller meant to ask for.
+    sent_sampling: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ChatClient(Protocol):
@@ -66,3 +82,23 @@ class ChatClient(Protocol):
     """
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+@runtime_checkable
+class TemplateRenderer(Protocol):
+    """Anything that can say how the endpoint's own chat template renders a request.
+
+    Raises `RequestRejected(reason="no_apply_template")` when the server has no such route,
+    and the chat path's errors otherwise.
+    """
+
+    async def apply_template(self, request: ChatRequest) -> str: ...
+
+
+def renderer_of(client: object) -> TemplateRenderer | None:
+    """`client` as a TemplateRenderer, or None when it cannot render templates.
+
+    Wrappers (the worker's CappedClient, CountingClient) carry `apply_template` only when
+    the client they wrap does, so this answers truthfully through them.
+    """
+    return client if isinstance(client, TemplateRenderer) else None

@@ -11,10 +11,16 @@ The API key is a value handed in by the caller (read from os.environ[endpoint.ap
 is sent only as `Authorization: Bearer`, and scrubbed from every text that could reach an
 exception message, a log or a stored reply.
 Wire formats (response_format, reasoning, provider pin) are built in `pipeline.endpoints.wire`.
+
+It also implements pipeline.chat.messages.TemplateRenderer: `apply_template` POSTs the
+request's template-facing fields to `<server root>/apply-template` (pipeline.endpoints.template)
+through the same limiter, retry policy, timeouts and auth header. It takes a request slot and
+no tokens: the server renders the template and evaluates nothing.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import AsyncIterator, Callable
@@ -36,13 +42,23 @@ from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.http_status import parse_retry_after, status_error
 from pipeline.endpoints.limits import EndpointLimiter, Limiter
 from pipeline.endpoints.retry import RetryPolicy, build_retry
+from pipeline.endpoints.template import (
+    TEMPLATE_PATH,
+    parse_prompt,
+    server_root,
+    template_body,
+    template_status_error,
+)
 from pipeline.endpoints.wire import (
     build_body,
     check_endpoint_forms,
     encode_body,
     parse_models,
     parse_reply,
+    sampling_fields,
 )
+
+StatusPolicy = Callable[..., EndpointError | None]
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024  # a chat reply; far above any max_tokens we send
 MODELS_MAX_BODY_BYTES = 32 * 1024 * 1024  # a hosted /models listing is a few MiB
@@ -61,10 +77,22 @@ def make_session(timeouts: TimeoutConfig) -> aiohttp.ClientSession:
 
 
 def estimate_tokens(request: ChatRequest) -> int:
-    """Tokens charged to the tpm limit before sending: prompt estimate + max_tokens."""
-    chars = sum(len(m.content) for m in request.messages)
+    """Tokens charged to the tpm limit before sending: prompt estimate + max_tokens.
+
+    wire_messages are estimated from their JSON (reasoning fields and tool calls are prompt
+    too, and the JSON's keys roughly stand in for the template's role markers); tools, which
+    the template renders into the prompt, from theirs.
+    """
+    if request.wire_messages is not None:
+        chars = len(json.dumps(list(map(dict, request.wire_messages)), default=str))
+        count = len(request.wire_messages)
+    else:
+        chars = sum(len(m.content) for m in request.messages)
+        count = len(request.messages)
+    if request.tools is not None:
+        chars += len(json.dumps(list(map(dict, request.tools)), default=str))
     prompt = math.ceil(chars / CHARS_PER_TOKEN_ESTIMATE)
-    return prompt + MESSAGE_OVERHEAD_TOKENS * len(request.messages) + request.max_tokens
+    return prompt + MESSAGE_OVERHEAD_TOKENS * count + request.max_tokens
 
 
 def map_client_exception(  # noqa: PLR0911 - one return per mapping row
@@ -129,6 +157,7 @@ class OpenAIChatClient:
         self._max_body_bytes = max_body_bytes
         self._wall_clock = wall_clock
         self._base = endpoint.base_url.rstrip("/")
+        self._root = server_root(endpoint.base_url)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             self._headers["Authorization"] = f"Bearer {self._api_key}"
@@ -143,9 +172,10 @@ class OpenAIChatClient:
         body, adapted = build_body(self.endpoint, request, send_seed=self._send_seed)
         payload = encode_body(body)
         tokens = estimate_tokens(request)
+        url = self._base + "/chat/completions"
 
         async def attempt() -> ChatResponse:
-            text = await self._exchange("POST", "/chat/completions", payload, tokens)
+            text = await self._exchange("POST", url, payload, tokens)
             reply = parse_reply(text, self.endpoint.prices)
             used = reply.usage
             if used.prompt_tokens is not None and used.completion_tokens is not None:
@@ -153,7 +183,22 @@ class OpenAIChatClient:
             return reply
 
         reply = await self._retry.call(attempt)
-        return replace(reply, schema_adapted=True) if adapted else reply
+        return replace(
+            reply,
+            schema_adapted=adapted or reply.schema_adapted,
+            sent_sampling=sampling_fields(body),
+        )
+
+    async def apply_template(self, request: ChatRequest) -> str:
+        """The prompt the server's own chat template makes of `request` (see the module doc)."""
+        payload = encode_body(template_body(self.endpoint, request))
+        url = self._root + TEMPLATE_PATH
+
+        async def attempt() -> str:
+            text = await self._exchange("POST", url, payload, 0, policy=template_status_error)
+            return parse_prompt(text)
+
+        return await self._retry.call(attempt)
 
     async def served_context_length(self) -> int | None:
         """Context length `{base_url}/models` reports for this model (None if it says nothing).
@@ -162,17 +207,25 @@ class OpenAIChatClient:
         """
 
         async def attempt() -> int | None:
-            text = await self._exchange("GET", "/models", None, 0, MODELS_MAX_BODY_BYTES)
+            url = self._base + "/models"
+            text = await self._exchange("GET", url, None, 0, MODELS_MAX_BODY_BYTES)
             return parse_models(text, self.endpoint.model)
 
         return await self._retry.call(attempt)
 
     async def _exchange(
-        self, method: str, path: str, payload: bytes | None, tokens: int, cap: int | None = None
+        self,
+        method: str,
+        url: str,
+        payload: bytes | None,
+        tokens: int,
+        cap: int | None = None,
+        *,
+        policy: StatusPolicy = status_error,
     ) -> str:
         """One attempt: admission, HTTP exchange, status policy. Returns the 2xx body text."""
         async with self._limiter.admit(tokens):
-            status, retry_after, raw = await self._send(method, path, payload, cap)
+            status, retry_after, raw = await self._send(method, url, payload, cap)
         if 200 <= status < 300:
             try:
                 return self._scrub(raw.decode("utf-8"))
@@ -180,7 +233,7 @@ class OpenAIChatClient:
                 raise MalformedEnvelope("reply body is not valid UTF-8") from exc
         text = self._scrub(raw.decode("utf-8", errors="replace"))
         wait = parse_retry_after(retry_after, now=self._wall_clock())
-        error = status_error(status, text, retry_after=wait)
+        error = policy(status, text, retry_after=wait)
         if error is None:  # pragma: no cover - status_error returns None only for 2xx
             raise AssertionError(f"status policy gave no error for HTTP {status}")
         if wait and isinstance(error, InfrastructureFault):
@@ -188,12 +241,12 @@ class OpenAIChatClient:
         raise error
 
     async def _send(
-        self, method: str, path: str, payload: bytes | None, cap: int | None
+        self, method: str, url: str, payload: bytes | None, cap: int | None
     ) -> tuple[int, str | None, bytes]:
         phase = "connect"
         try:
             async with self._session.request(
-                method, self._base + path, data=payload, headers=self._headers
+                method, url, data=payload, headers=self._headers
             ) as response:
                 phase = "body"
                 raw = await read_capped(response, cap or self._max_body_bytes)

@@ -13,6 +13,11 @@ Request body decisions (recorded in docs/protocol.md):
 - Reasoning off: OpenRouter `"reasoning": {"enabled": false}` (its documented switch; models
   whose reasoning is mandatory reject it, which the probe records); chat-template servers
   (vLLM, SGLang, llama.cpp) `"chat_template_kwargs": {"enable_thinking": false}`.
+- A request's `template_kwargs` are merged over the endpoint's reasoning form: the request's
+  keys win (a study that asks for enable_thinking=true gets it on a reasoning-off endpoint),
+  and they are sent as `chat_template_kwargs` whatever the endpoint's form.
+- `wire_messages`, `tools` and `top_p` go out as given when the request sets them.
+- `sent_sampling` (ChatResponse) is read back from the final body: SAMPLING_KEYS, as sent.
 - Provider pin, only on OpenRouter-style endpoints (reasoning == "openrouter" or an
   openrouter.ai base URL) with a provider set: {"order": [provider], "allow_fallbacks": false,
   "quantizations": [quantization] (if set), "require_parameters": true}.
@@ -33,6 +38,17 @@ from pipeline.endpoints.http_status import excerpt
 from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
 
 RESPONSE_FORMS = ("json_schema", "json_object_schema", "none")
+SAMPLING_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "seed",
+    "max_tokens",
+    "chat_template_kwargs",
+    "reasoning_effort",
+    "reasoning",
+    "thinking",
+)
 REASONING_FORMS = ("openrouter", "chat_template_kwargs", "none")
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -109,25 +125,63 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def plain_json(value: Any) -> Any:
+    """A copy of `value` with every Mapping a dict and every tuple a list, so any JSON-able
+    Mapping (a MappingProxyType, a frozen config) serialises exactly as its items read."""
+    if isinstance(value, Mapping):
+        return {key: plain_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_json(item) for item in value]
+    return value
+
+
+def body_messages(request: ChatRequest) -> list[Any]:
+    """The body's `messages`: the request's wire_messages verbatim, else role + content."""
+    if request.wire_messages is not None:
+        return [plain_json(m) for m in request.wire_messages]
+    return [{"role": m.role, "content": m.content} for m in request.messages]
+
+
+def chat_template_kwargs(endpoint: EndpointConfig, request: ChatRequest) -> dict[str, Any] | None:
+    """`chat_template_kwargs`: the endpoint's reasoning-off form, the request's keys over it."""
+    merged: dict[str, Any] = {}
+    if endpoint.reasoning == "chat_template_kwargs":
+        merged["enable_thinking"] = False
+    if request.template_kwargs is not None:
+        merged.update(plain_json(request.template_kwargs))
+    return merged if merged or request.template_kwargs is not None else None
+
+
+def sampling_fields(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling-relevant fields of a body, as JSON reads them back (present ones only)."""
+    picked = {key: body[key] for key in SAMPLING_KEYS if key in body}
+    return dict(json.loads(encode_body(picked)))
+
+
 def build_body(
     endpoint: EndpointConfig, request: ChatRequest, *, send_seed: bool = True
 ) -> tuple[dict[str, Any], bool]:
     """The JSON body of POST /chat/completions, and whether the schema was adapted."""
     body: dict[str, Any] = {
         "model": endpoint.model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "messages": body_messages(request),
         "max_tokens": request.max_tokens,
         "temperature": request.temperature,
     }
+    if request.top_p is not None:
+        body["top_p"] = request.top_p
     if send_seed and request.seed is not None:
         body["seed"] = request.seed
+    if request.tools is not None:
+        body["tools"] = [plain_json(tool) for tool in request.tools]
     adapted = False
     if request.schema is not None:
         body["response_format"], adapted = response_format(endpoint, request.schema)
     if endpoint.reasoning == "openrouter":
         body["reasoning"] = {"enabled": False}
-    elif endpoint.reasoning == "chat_template_kwargs":
-        body["chat_template_kwargs"] = {"enable_thinking": False}
+    kwargs = chat_template_kwargs(endpoint, request)
+    if kwargs is not None:
+        body["chat_template_kwargs"] = kwargs
     if endpoint.provider and is_openrouter(endpoint):
         pin: dict[str, Any] = {"order": [endpoint.provider], "allow_fallbacks": False}
         if endpoint.quantization:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
+from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, renderer_of
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
@@ -50,16 +50,26 @@ def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
+TemplateCall = Callable[[ChatRequest], Awaitable[str]]
+
+
 class CappedClient:
     """Applies the endpoint's output-token cap to every request.
 
     The cap exists for CPU-served tiny models (conf/panel/local.yaml), where a 2,400-token
     budget would make the default sweep take hours; the manifest records it.
+    `apply_template` is present only when the inner client has it (so `renderer_of` tells
+    the truth through the wrapper); a rendering generates nothing, so no cap applies.
     """
+
+    apply_template: TemplateCall  # set per instance, only when the inner client renders
 
     def __init__(self, inner: ChatClient, max_output_tokens: int | None = None) -> None:
         self.inner = inner
         self.max_output_tokens = max_output_tokens
+        renderer = renderer_of(inner)
+        if renderer is not None:
+            self.apply_template = renderer.apply_template
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         cap = self.max_output_tokens
@@ -74,13 +84,32 @@ class CountingClient:
     One per attempt, around the endpoint's shared client: the study's protocol stays pure,
     and a request costs one more await and a few additions. Counts follow the row's own
     definitions (module `pipeline.sweep.progress`), so a collected row replaces them exactly;
-    a "fold" is a request of the runner's `step_purpose`.
+    a "fold" is a request of the runner's `step_purpose`. A template rendering is a sent
+    request too (it takes the endpoint's rate admission); `apply_template` is present only
+    when the inner client has it.
     """
+
+    apply_template: TemplateCall  # set per instance, only when the inner client renders
 
     def __init__(self, inner: ChatClient, counts: LiveCounts, step_purpose: str = "fold") -> None:
         self.inner = inner
         self.counts = counts
         self.step_purpose = step_purpose
+        if renderer_of(inner) is not None:
+            self.apply_template = self._counted_template
+
+    async def _counted_template(self, request: ChatRequest) -> str:
+        renderer = renderer_of(self.inner)
+        assert renderer is not None  # only installed when the inner client renders
+        counts = self.counts
+        counts.sent += 1
+        try:
+            prompt = await renderer.apply_template(request)
+        except BaseException:
+            counts.failed += 1
+            raise
+        counts.completed += 1
+        return prompt
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         counts = self.counts
