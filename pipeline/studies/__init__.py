@@ -19,6 +19,7 @@ from pipeline.usererror import UserError
 _BUILT_IN = {
     "carrier": "pipeline.studies.carrier:DEFINITION",
     "toolout": "pipeline.studies.toolout:DEFINITION",
+    "traces": "pipeline.studies.traces:DEFINITION",
 }
 _REGISTERED: dict[str, StudyDefinition] = {}
 

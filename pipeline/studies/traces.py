@@ -1,0 +1,165 @@
+"""The reasoning-trace study's registration and its file inputs.
+
+Reading happens here, before anything starts: the shipped chat templates (data/chat-templates/,
+for the offline matrix), the summariser arms (conf/traces/arms/), the real reasoning traces
+(the `thought` fields of the SWE-agent and OpenHands transcripts under data/transcripts/, the
+recorded reasoning under data/reasoning-fixtures/, or a user's JSONL) and the synthetic ones the
+generator plants facts in. In the workers, `endpoint_template` reads a local configuration's
+template (its `chat_template_file`, else its GGUF's metadata). A malformed file is one line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.config.load import conf_dir
+from pipeline.config.schema import AnalysisConfig, EndpointConfig
+from pipeline.config.strict import ConfigError
+from pipeline.study import Column, TableSpec
+from pipeline.traces.compression.arms import Arm, load_arms
+from pipeline.traces.compression.bands import stratified_sample
+from pipeline.traces.compression.generator import band_lengths, generate
+from pipeline.traces.compression.items import (
+    TraceItem,
+    dedupe,
+    from_jsonl,
+    from_openhands_jsonl,
+    load_real,
+    origin_of,
+)
+from pipeline.traces.config import CompressionConfig, traces_config
+from pipeline.traces.recital import EndpointTemplate
+from pipeline.traces.records import ROW_COLUMNS, TABLES
+from pipeline.traces.runner import VISIBILITY
+from pipeline.traces.study import TracesStudy
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+TEMPLATE_DIR = DATA_DIR / "chat-templates"
+
+
+def shipped_templates() -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(TEMPLATE_DIR.glob("*.jinja"))}
+
+
+def _arms(names: tuple[str, ...]) -> dict[str, Arm]:
+    folder = conf_dir() / "traces" / "arms"
+    available = sorted(p.stem for p in folder.glob("*.yaml"))
+    wanted = [n for n in names if n != VISIBILITY]
+    unknown = sorted(set(wanted) - set(available))
+    if unknown:
+        raise ConfigError(
+            f"study.arms: unknown arm {unknown[0]!r}; available: "
+            f"{', '.join([VISIBILITY, *available])}"
+        )
+    specs = [yaml.safe_load((folder / f"{n}.yaml").read_text(encoding="utf-8")) for n in available]
+    arms = load_arms(specs)  # every file, so a hybrid finds the arm it wraps
+    chosen = wanted if names else available
+    return {n: arms[n] for n in chosen}
+
+
+def _origins(sources: Path) -> dict[str, str]:
+    entries = json.loads(sources.read_text(encoding="utf-8"))
+    return {str(e["path"]): origin_of(e) for e in entries}
+
+
+def _real_items(cfg: CompressionConfig) -> list[TraceItem]:
+    edges = cfg.band_edges
+    if cfg.user_jsonl is not None:
+        path = Path(cfg.user_jsonl)
+        if not path.is_file():
+            raise ConfigError(f"study.compression.user_jsonl {path} is not a file")
+        return from_jsonl(path.read_text(encoding="utf-8"), str(path), edges)
+    items: list[TraceItem] = []
+    transcripts = DATA_DIR / "transcripts"
+    origins = _origins(transcripts / "SOURCES.json")
+    for path in sorted((transcripts / "swe-agent").rglob("*.traj")):
+        rel = str(path.relative_to(transcripts))
+        parsed = json.loads(path.read_text(encoding="utf-8"))
+        items += load_real(parsed, rel, origins.get(rel, ""), edges)
+    for path in sorted((transcripts / "openhands").glob("*.json*")):
+        rel = str(path.relative_to(transcripts))
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".jsonl":
+            items += from_openhands_jsonl(text, rel, origins.get(rel, ""), edges)
+        else:
+            items += load_real(json.loads(text), rel, origins.get(rel, ""), edges)
+    fixtures = DATA_DIR / "reasoning-fixtures"
+    fixture_origins = _origins(fixtures / "SOURCES.json")
+    for path in sorted(fixtures.glob("*.json")):
+        if path.name == "SOURCES.json":
+            continue
+        rel = f"reasoning-fixtures/{path.name}"
+        parsed = json.loads(path.read_text(encoding="utf-8"))
+        items += load_real(parsed, rel, fixture_origins.get(path.name, ""), edges)
+    return dedupe(items)[0]
+
+
+def read_items(cfg: CompressionConfig) -> tuple[list[TraceItem], Any]:
+    """The sampled real traces plus the synthetic ones, and the real sample's band counts."""
+    sample = stratified_sample(_real_items(cfg), cfg.real_per_band, cfg.seed, cfg.band_edges)
+    lengths = band_lengths(cfg.seed, cfg.synthetic_per_band, cfg.band_edges, cfg.longest_chars)
+    synthetic = [
+        generate(cfg.seed + i, n, edges=cfg.band_edges).item for i, n in enumerate(lengths)
+    ]
+    return [*sample.items, *synthetic], sample.counts
+
+
+def endpoint_template(endpoint: EndpointConfig) -> EndpointTemplate | None:
+    """A local configuration's chat template as its server reads it; None for other endpoints."""
+    from pipeline.endpoints.local import template_path
+    from pipeline.endpoints.local_weights import locate_weights
+    from pipeline.traces.visibility.gguf import chat_template
+
+    spec = endpoint.local
+    if spec is None:
+        return None
+    path = template_path(spec)
+    if path is not None:
+        return EndpointTemplate(path.stem, path.read_text(encoding="utf-8"))
+    weights = locate_weights(spec.source)
+    with weights.open("rb") as handle:
+        text = chat_template(handle)
+    return EndpointTemplate(f"gguf:{weights.stem}", text) if text else None
+
+
+@dataclass(frozen=True)
+class TracesDefinition:
+    name: str = "traces"
+    row_columns: tuple[Column, ...] = ROW_COLUMNS
+    tables: tuple[TableSpec, ...] = TABLES
+
+    def configure(self, node: Mapping[str, Any]) -> TracesStudy:
+        cfg = traces_config(node)
+        items, counts = read_items(cfg.compression)
+        return TracesStudy(
+            config=cfg,
+            compression_arms=_arms(cfg.arms),
+            items=tuple(items),
+            band_counts=tuple(counts),
+            templates=shipped_templates(),
+            template_loader=endpoint_template,
+        )
+
+    def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
+        from jobs.traces.run_all import analyze
+
+        return analyze(run_dir, analysis)
+
+    def report(self, run_dir: Path) -> Path:
+        from jobs.traces.report import render_report
+
+        return render_report(run_dir)
+
+    def nothing_ran_cause(self, run_dir: Path) -> str:
+        from jobs.carrier.nothing_ran import run_cause
+
+        return run_cause(run_dir)
+
+
+DEFINITION = TracesDefinition()
