@@ -11,13 +11,16 @@ import asyncio
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-from pipeline.config.schema import EndpointConfig
+from pipeline.chat.messages import ChatRequest
+from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
+from pipeline.endpoints.client import open_client
 from pipeline.endpoints.local import LocalServer, build_servers, load_local_panel
 from pipeline.endpoints.local_pool import LocalServerPool
 
@@ -179,3 +182,52 @@ async def test_gemma_renders_through_the_gemma_turn_template_and_answers(tmp_pat
     )
     assert reply["choices"][0]["finish_reason"] in ("stop", "length")
     assert reply["usage"]["completion_tokens"] >= 1
+
+
+async def test_apply_template_renders_a_qwen3_style_body_through_the_client(
+    tmp_path: Path,
+) -> None:
+    # The reasoning-trace study asks the server how ITS template renders a harness's body:
+    # an assistant turn with reasoning_content and a tool call, a tool message, tools.
+    tool_call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "conf/gateway.yaml"}'},
+    }
+    body = (
+        {"role": "user", "content": "Which port does the gateway in conf/gateway.yaml use?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "reasoning_content": "I should read conf/gateway.yaml first.",
+            "tool_calls": [tool_call],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "port: 8443"},
+        {"role": "user", "content": "So which port is it?"},
+    )
+    tools = (
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": "Read a file",
+                "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+            },
+        },
+    )
+    request = ChatRequest(
+        messages=(),
+        max_tokens=16,
+        wire_messages=body,
+        tools=tools,
+        template_kwargs={"enable_thinking": False},
+    )
+    async with _pool("smollm2", tmp_path) as pool:
+        server = _only(pool)
+        endpoint = replace(_config("smollm2"), base_url=server.base_url)
+        async with open_client(
+            endpoint, retry=RetryConfig(), timeouts=TimeoutConfig(), api_key=server.api_key
+        ) as client:
+            prompt = await client.apply_template(request)
+    assert "Which port does the gateway in conf/gateway.yaml use?" in prompt
+    assert "So which port is it?" in prompt and "port: 8443" in prompt
