@@ -1,0 +1,213 @@
+"""Part 1 of the reasoning-trace report: the class of every template, the heatmap, where the two
+renderers disagree, and the recital verdicts. Every plain statement is read off the analysis
+tables (a template missing from the run gets a sentence saying so, not a claim)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from jobs.figures_common import save_figure
+from jobs.small_sample import MIN_CELL_N
+from jobs.traces.figures import visibility_heatmap
+from jobs.traces.markdown import cell, mark_small, pct, small_footnote, table
+from jobs.traces.matrix import SHIPPED
+
+QWEN3, KIMI = "Qwen3", "Kimi-K2"
+RECITES_ALMOST_NOTHING = 0.2  # a recited share at or below this is "almost nothing"
+CLASS_LEGEND = [
+    "Classes (`pipeline/traces/visibility/classify.py`, default switches, the dialects a "
+    "template reads): `never` — no stored reasoning reaches the prompt; `always` — all of it "
+    "does; `after_last_user` — reasoning survives only on assistant turns after the last user "
+    "turn (a tool loop keeps it while open); `until_plain_reply` — a tool-call turn's reasoning "
+    "survives until a plain assistant reply follows, across user turns; `irregular` — no rule "
+    "fits; `unrenderable` — no default render succeeded.",
+]
+
+
+def _share(cells: pl.DataFrame, template: str, structure: str) -> str:
+    row = cells.filter(
+        (pl.col("source") == SHIPPED)
+        & (pl.col("template") == template)
+        & (pl.col("structure") == structure)
+    )
+    return pct(row["share"][0]) if row.height else "–"
+
+
+def _shipped(classes: pl.DataFrame, needle: str) -> dict[str, object] | None:
+    rows = classes.filter((pl.col("source") == SHIPPED) & pl.col("template").str.contains(needle))
+    return rows.row(0, named=True) if rows.height else None
+
+
+def _plain_statements(classes: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
+    qwen, kimi = _shipped(classes, QWEN3), _shipped(classes, KIMI)
+    lines = []
+    if qwen and kimi:
+        q, k = str(qwen["template"]), str(kimi["template"])
+        lines.append(
+            f"- **Qwen3 against Kimi-K2.** `{q}` is `{qwen['visibility']}`: a tool-call turn's "
+            f"reasoning reaches the prompt while the loop is open ({_share(cells, q, 'tool1_open')}"
+            f" of secrets, one tool round) and is dropped once a new user question arrives "
+            f"({_share(cells, q, 'tool1_user')}). `{k}` is `{kimi['visibility']}`: it keeps that "
+            f"reasoning across the user turn ({_share(cells, k, 'tool1_user')}) and drops it once "
+            f"a plain reply follows ({_share(cells, k, 'tool_plain_user')} in `tool_plain_user`)."
+        )
+    else:
+        missing = [n for n, r in ((QWEN3, qwen), (KIMI, kimi)) if r is None]
+        lines.append(f"- No shipped {' or '.join(missing)} template in this run's inputs.")
+    dropped = classes.filter(pl.col("tool_calls_dropped"))
+    for row in dropped.iter_rows(named=True):
+        where = "shipped" if row["source"] == SHIPPED else f"{row['config_id']} [{row['renderer']}]"
+        lines.append(
+            f"- **`{row['template']}` ({where}) drops tool calls altogether**: no tool call's "
+            f"argument reached any rendered prompt, while its reasoning class is "
+            f"`{row['visibility']}`."
+        )
+    crashed = classes.filter(pl.col("shapes_crashed") > 0)
+    by_failure: dict[tuple[str, int, int, str], list[str]] = {}
+    for row in crashed.iter_rows(named=True):
+        where = "shipped" if row["source"] == SHIPPED else f"{row['config_id']} [{row['renderer']}]"
+        total = int(row["shapes_rendered"]) + int(row["shapes_crashed"])
+        key = (str(row["template"]), int(row["shapes_crashed"]), total, str(row["crash_errors"]))
+        by_failure.setdefault(key, []).append(where)
+    for (template, failed, total, errors), wheres in by_failure.items():
+        lines.append(
+            f"- `{template}` ({', '.join(wheres)}) fails on {failed} of {total} shapes (a "
+            f"recorded outcome, not a test failure): {cell(errors)[:240]}"
+        )
+    return lines
+
+
+def _renderers(disagreements: pl.DataFrame, agreement: pl.DataFrame) -> list[str]:
+    lines = ["### Offline (Jinja2, Hugging Face contract) against the server's own renderer", ""]
+    if agreement.height == 0:
+        return [
+            *lines,
+            "No configuration's server rendered a template (a hosted endpoint, or a "
+            "server without an apply-template endpoint): there is nothing to compare.",
+            "",
+        ]
+    counted = agreement.join(
+        disagreements.group_by("config_id", "renderer").len("disagreements"),
+        on=["config_id", "renderer"],
+        how="left",
+    ).with_columns(pl.col("disagreements").fill_null(0))
+    lines += table(
+        counted,
+        [
+            ("configuration", "config_id", None),
+            ("renderer", "renderer", None),
+            ("template", "template", None),
+            ("renders", "renders", None),
+            ("byte-identical prompts", "identical", None),
+            ("secret disagreements", "disagreements", None),
+        ],
+    )
+    if disagreements.height == 0:
+        lines += [
+            "",
+            "The two renderers agree on every secret of every shape (prompts that "
+            "differ byte-wise still keep and drop the same reasoning).",
+        ]
+    else:
+        lines += ["", f"Where they disagree ({disagreements.height} secrets; first 20):", ""]
+        lines += table(
+            disagreements.head(20),
+            [
+                ("configuration", "config_id", None),
+                ("shape", "shape", None),
+                ("secret", "secret", None),
+                ("offline rendered", "baseline_rendered", None),
+                ("offline kept", "baseline_in_rendered", None),
+                ("live rendered", "rendered", None),
+                ("live kept", "in_rendered", None),
+                ("live error", "error", None),
+            ],
+        )
+    return [*lines, ""]
+
+
+def _recitals(verdicts: pl.DataFrame) -> list[str]:
+    lines = ["### Live recital: can the model recite what its prompt held?", ""]
+    if verdicts.height == 0:
+        return [*lines, "No visibility unit ran: no recital verdicts.", ""]
+    shown = mark_small(
+        verdicts.with_columns(pl.format("{}/{}", "recited", "graded").alias("r")), "r"
+    )
+    lines += table(
+        shown,
+        [
+            ("configuration", "config_id", None),
+            ("shape", "shape", None),
+            ("question in", "question_in", None),
+            ("secrets", "secrets", None),
+            ("in rendered prompt (live)", "in_rendered_live", None),
+            ("in rendered prompt (offline)", "in_rendered_offline", None),
+            ("recited / graded", "r", None),
+            ("verdict", "verdict", None),
+            ("recited but not in prompt", "recited_not_in_prompt", None),
+        ],
+    )
+    lines += small_footnote(verdicts, "a recital verdict", MIN_CELL_N)
+    graded, recited = int(verdicts["graded"].sum()), int(verdicts["recited"].sum())
+    in_prompt, secrets = int(verdicts["in_prompt"].sum()), int(verdicts["secrets"].sum())
+    lines += [
+        "",
+        f"Over every endpoint and shape the models recited {recited} of {graded} graded secrets, "
+        f"while {in_prompt} of {secrets} were in the rendered prompt.",
+    ]
+    if graded and recited <= RECITES_ALMOST_NOTHING * graded:
+        lines[-1] += (
+            " These small local models recite almost nothing, even with the secret in their "
+            "prompt: that is a true result about the models, not a fault of the probe."
+        )
+    lines[-1] += (
+        " The rendered-prompt columns are the real reading of which reasoning the template "
+        "shows; the recital says what a model does with it."
+    )
+    return [*lines, ""]
+
+
+def part1(out: Path, *, simulated: bool) -> list[str]:
+    classes = pl.read_parquet(out / "template_classes.parquet")
+    cells = pl.read_parquet(out / "template_cells.parquet")
+    lines = [
+        "## Part 1: which stored reasoning the chat template shows the model",
+        "",
+        *CLASS_LEGEND,
+        "",
+    ]
+    if classes.height == 0:
+        lines += [
+            "No template was rendered: the run recorded no chat_templates.json and no "
+            "visibility unit ran.",
+            "",
+        ]
+    lines += table(
+        classes,
+        [
+            ("source", "source", None),
+            ("configuration", "config_id", None),
+            ("renderer", "renderer", None),
+            ("template", "template", None),
+            ("class", "visibility", lambda v: f"`{v}`"),
+            ("dialects read", "dialects_read", None),
+            ("tool calls dropped", "tool_calls_dropped", lambda v: "**yes**" if v else "no"),
+            ("switches that matter", "switch_effects", None),
+            ("shapes rendered", "shapes_rendered", None),
+            ("shapes crashed", "shapes_crashed", None),
+        ],
+    )
+    lines += ["", *_plain_statements(classes, cells), ""]
+    save_figure(visibility_heatmap(cells), out / "visibility.png", simulated=simulated)
+    lines += ["![visibility matrix](visibility.png)", ""]
+    lines += _renderers(
+        pl.read_parquet(out / "render_disagreements.parquet"),
+        pl.read_parquet(out / "render_agreement.parquet"),
+    )
+    lines += _recitals(pl.read_parquet(out / "recital_verdicts.parquet"))
+    return lines
+
+
+__all__ = ["part1"]

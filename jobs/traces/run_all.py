@@ -1,0 +1,56 @@
+"""Every reasoning-trace job, then the report once: the study definition's `analyze`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobs import io
+from jobs.traces import compression, matrix, paired, recital
+from jobs.traces.report import render_report
+from jobs.traces.tables import final_units, load, of_units, read_templates
+from pipeline.config.schema import AnalysisConfig
+
+OUTPUTS = (
+    "template_matrix",
+    "template_classes",
+    "template_cells",
+    "render_disagreements",
+    "render_agreement",
+    "recital_verdicts",
+    "compression_by_band",
+    "compression_pairs",
+    "compression_paired",
+    "compression_decoding",
+)
+
+
+def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
+    """Writes analysis/<output>.parquet for every output and analysis/report.md; returns it."""
+    run_dir = io.require_run_dir(run_dir)
+    units = final_units(load(run_dir, "rows"))
+    probes = of_units(load(run_dir, "template_probes"), units)
+    recitals = of_units(load(run_dir, "recitals"), units)
+    compressions = of_units(load(run_dir, "compressions"), units)
+    shipped = matrix.shipped_matrix(read_templates(run_dir))
+    classes = matrix.template_classes(shipped, probes)
+    differ, agree = matrix.render_disagreements(probes)
+    pair_rows = paired.pairs(compressions)
+    boot = analysis.bootstrap
+    tables = {
+        "template_matrix": shipped,
+        "template_classes": classes,
+        "template_cells": matrix.visibility_cells(shipped, probes, classes),
+        "render_disagreements": differ,
+        "render_agreement": agree,
+        "recital_verdicts": recital.recital_verdicts(recitals),
+        "compression_by_band": compression.by_band(compressions),
+        "compression_pairs": pair_rows,
+        "compression_paired": paired.paired_table(
+            pair_rows, seed=boot.seed, resamples=boot.resamples
+        ),
+        "compression_decoding": compression.decoding_table(compressions),
+    }
+    out = io.analysis_dir(run_dir)
+    for name in OUTPUTS:
+        io.write_parquet(tables[name], out / f"{name}.parquet")
+    return render_report(run_dir)
