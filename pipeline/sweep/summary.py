@@ -93,5 +93,5 @@ def stopped_line(counts: OutcomeCounts | None, signum: int | None, run_dir: Path
     done = ""
     if counts is not None:
         finished = counts.valid + sum(counts.invalid.values())
-        done = f" with {finished} of {counts.planned} planned trajectories finished"
+        done = f" with {finished} of {counts.planned} planned units finished"
     return f"stopped by {signal_name(signum)}{done}; resume with: {resume_command(run_dir)}"

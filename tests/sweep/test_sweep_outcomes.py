@@ -61,7 +61,7 @@ def test_stopped_line_names_the_signal_and_the_resume_command() -> None:
     counts = OutcomeCounts(10, 3, {"transport": 1}, {"stopped": 6}, 0)
     line = summary.stopped_line(counts, signal.SIGTERM, RUN)
     assert line == (
-        "stopped by SIGTERM with 4 of 10 planned trajectories finished; "
+        "stopped by SIGTERM with 4 of 10 planned units finished; "
         f"resume with: python -m pipeline sweep resume={RUN}"
     )
 
