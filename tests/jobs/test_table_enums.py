@@ -27,6 +27,10 @@ from pipeline.toolout.cache_models import parse_cache_model
 from pipeline.toolout.economics import Reason as GateReason
 from pipeline.toolout.importers import CORPORA
 from pipeline.toolout.policies.base import TRANSFORMED, Mode
+from pipeline.traces.compression.greedy import ThinkingState
+from pipeline.traces.recital import LIVE_RENDERER, OFFLINE_RENDERER
+from pipeline.traces.visibility.classify import VISIBILITY_CLASSES
+from pipeline.traces.visibility.shapes import STRUCTURES, all_shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES_MD = ROOT / "docs" / "tables.md"
@@ -168,6 +172,23 @@ def cache_model_names() -> set[str]:
     }
 
 
+def shape_values(column: str) -> set[str]:
+    """The values of a shape column over the whole shape matrix (what template_probes holds)."""
+    return {str(getattr(shape, column)) for shape in all_shapes()}
+
+
+def traces_verdicts() -> set[str]:
+    from jobs.traces.recital import VERDICTS
+
+    return set(VERDICTS)
+
+
+def traces_sources() -> set[str]:
+    from jobs.traces.matrix import ENDPOINT, SHIPPED
+
+    return {SHIPPED, ENDPOINT}
+
+
 def _table_name(heading_start: str) -> str:
     return heading_start.split("(", maxsplit=1)[0].strip("` ")
 
@@ -183,6 +204,16 @@ ENUM_COLUMNS: list[tuple[str, str, Callable[[], set[str]]]] = [
     ("decisions (", "mode", lambda: set(get_args(Mode))),
     ("decisions (", "reason", decision_reasons),
     ("decisions (", "gate_reason", lambda: set(get_args(GateReason))),
+    ("template_probes (", "renderer", lambda: {OFFLINE_RENDERER, LIVE_RENDERER}),
+    ("template_probes (", "structure", lambda: set(STRUCTURES)),
+    ("template_probes (", "dialect", lambda: shape_values("dialect")),
+    ("template_probes (", "content_form", lambda: shape_values("content_form")),
+    ("template_probes (", "args_form", lambda: shape_values("args_form")),
+    ("template_probes (", "question_in", lambda: shape_values("question_in")),
+    ("compressions (", "thinking_state", lambda: set(get_args(ThinkingState))),
+    ("`RUN_DIR/analysis/template_classes", "visibility", lambda: set(VISIBILITY_CLASSES)),
+    ("`RUN_DIR/analysis/template_classes", "source", traces_sources),
+    ("`RUN_DIR/analysis/recital_verdicts", "verdict", traces_verdicts),
 ]
 
 
