@@ -44,15 +44,16 @@ def _items(items: tuple[pl.DataFrame, pl.DataFrame] | None) -> list[str]:
             ("longest chars", "longest", None),
         ],
     )
-    lines += [
-        "",
-        "Real traces available per band before sampling (the long bands are thin, "
-        "which is why the generator's synthetic traces fill them):",
-        "",
-    ]
+    lines += ["", "Real traces available per band before sampling, and how many were taken:", ""]
     lines += table(
         counts, [("band", "band", None), ("available", "available", None), ("taken", "taken", None)]
     )
+    empty = counts.filter(pl.col("available") == 0)["band"].to_list()
+    if empty:
+        lines += [
+            "",
+            f"No real trace falls in {', '.join(empty)}: only synthetic traces stand there.",
+        ]
     synthetic = frame.filter(pl.col("synthetic"))
     if synthetic.height:
         lines += [
