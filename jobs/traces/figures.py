@@ -16,6 +16,7 @@ from jobs.traces.compression import ALL_BANDS
 from jobs.traces.matrix import SHIPPED
 from pipeline.traces.visibility.shapes import STRUCTURES
 
+PANELS_PER_ROW = 3  # a 20-configuration panel stays readable: 7 rows of 3
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 
 
@@ -25,13 +26,18 @@ def frontier(table: pl.DataFrame) -> Figure:
     configs = sorted(set(table["config_id"].to_list())) or ["(no compression units)"]
     bands = [b for b in dict.fromkeys(table["band"].to_list()) if b != ALL_BANDS]
     arms = sorted(set(table["arm"].to_list()))
-    figure = Figure(figsize=(6.5 * len(configs), 5.0), layout="constrained")
-    axes_list = figure.subplots(1, len(configs), squeeze=False)[0]
+    columns = min(len(configs), PANELS_PER_ROW)
+    rows = -(-len(configs) // columns)
+    figure = Figure(figsize=(6.5 * columns, 5.0 * rows), layout="constrained")
+    grid = figure.subplots(rows, columns, squeeze=False).ravel()
+    for spare in grid[len(configs) :]:
+        spare.set_axis_off()
+    axes_list = grid[: len(configs)]
     colours = {arm: f"C{i % 10}" for i, arm in enumerate(arms)}
     for axes, config_id in zip(axes_list, configs, strict=True):
         mine = table.filter(pl.col("config_id") == config_id)
         shown = missing = 0
-        for row in mine.iter_rows(named=True):
+        for index, row in enumerate(mine.iter_rows(named=True)):
             x, y = row["median_compression_chars"], row["median_retention"]
             if x is None or y is None or not x > 0:
                 missing += 1
@@ -53,7 +59,7 @@ def frontier(table: pl.DataFrame) -> Figure:
                 f"{row['arm']} {row['band']} (n={row['n']}){mark}",
                 (x, y),
                 fontsize=6,
-                xytext=(3, 3),
+                xytext=(3, 3 - 8 * (index % 3)),  # coinciding points: labels staggered
                 textcoords="offset points",
             )
         for arm in arms:
