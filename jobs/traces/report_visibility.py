@@ -15,7 +15,7 @@ from jobs.traces.markdown import cell, mark_small, pct, small_footnote, table
 from jobs.traces.matrix import SHIPPED
 
 QWEN3, KIMI = "Qwen3", "Kimi-K2"
-RECITES_ALMOST_NOTHING = 0.2  # a recited share at or below this is "almost nothing"
+RECITES_ALMOST_NOTHING = 0.2  # recited share of the secrets in the prompt: "almost nothing"
 CLASS_LEGEND = [
     "Classes (`pipeline/traces/visibility/classify.py`, default switches, the dialects a "
     "template reads): `never` — no stored reasoning reaches the prompt; `always` — all of it "
@@ -107,8 +107,8 @@ def _renderers(disagreements: pl.DataFrame, agreement: pl.DataFrame) -> list[str
     if disagreements.height == 0:
         lines += [
             "",
-            "The two renderers agree on every secret of every shape (prompts that "
-            "differ byte-wise still keep and drop the same reasoning).",
+            "The two renderers agree on every secret of every shape (where prompts differ "
+            "byte-wise, they still keep and drop the same reasoning).",
         ]
     else:
         lines += ["", f"Where they disagree ({disagreements.height} secrets; first 20):", ""]
@@ -150,23 +150,34 @@ def _recitals(verdicts: pl.DataFrame) -> list[str]:
         ],
     )
     lines += small_footnote(verdicts, "a recital verdict", MIN_CELL_N)
+    return [*lines, "", recital_summary(verdicts), ""]
+
+
+def recital_summary(verdicts: pl.DataFrame) -> str:
+    """The plain reading of the recital verdicts, claims only where the counts bear them."""
     graded, recited = int(verdicts["graded"].sum()), int(verdicts["recited"].sum())
     in_prompt, secrets = int(verdicts["in_prompt"].sum()), int(verdicts["secrets"].sum())
-    lines += [
-        "",
+    seen_recited = recited - int(verdicts["recited_not_in_prompt"].sum())
+    text = (
         f"Over every endpoint and shape the models recited {recited} of {graded} graded secrets, "
-        f"while {in_prompt} of {secrets} were in the rendered prompt.",
-    ]
-    if graded and recited <= RECITES_ALMOST_NOTHING * graded:
-        lines[-1] += (
-            " These small local models recite almost nothing, even with the secret in their "
-            "prompt: that is a true result about the models, not a fault of the probe."
+        f"while {in_prompt} of {secrets} were in the rendered prompt."
+    )
+    if in_prompt == 0:
+        text += (
+            " No secret reached a rendered prompt, so no model could recite one: here the "
+            "recital reads the template, not the model."
         )
-    lines[-1] += (
+    elif seen_recited <= RECITES_ALMOST_NOTHING * in_prompt:
+        text += (
+            f" Of the {in_prompt} secrets in front of them the models recited {seen_recited}: "
+            "these small local models recite almost nothing, and that is a true result about "
+            "the models, not a fault of the probe."
+        )
+    text += (
         " The rendered-prompt columns are the real reading of which reasoning the template "
         "shows; the recital says what a model does with it."
     )
-    return [*lines, ""]
+    return text
 
 
 def part1(out: Path, *, simulated: bool) -> list[str]:
@@ -210,4 +221,4 @@ def part1(out: Path, *, simulated: bool) -> list[str]:
     return lines
 
 
-__all__ = ["part1"]
+__all__ = ["part1", "recital_summary"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from jobs.traces.recital import recital_verdicts
+from jobs.traces.report_visibility import recital_summary
 
 
 def recitals(recited: list[bool | None], in_live: list[bool | None], error: str | None = None):
@@ -53,3 +54,19 @@ def test_a_rejected_request_is_not_a_failure_to_recite() -> None:
     )
     assert verdict["verdict"] == "rejected" and verdict["rejected"] == 2
     assert verdict["graded"] == 0 and verdict["recited_share"] is None
+
+
+def _verdicts(recited: list[bool], in_prompt: list[bool]) -> pl.DataFrame:
+    return recital_verdicts(recitals(list(recited), list(in_prompt)))
+
+
+def test_the_report_says_almost_nothing_only_when_secrets_in_the_prompt_went_unrecited() -> None:
+    silent = recital_summary(_verdicts([False] * 5, [True] * 5))
+    assert "recite almost nothing" in silent and "recited 0 of 5 graded" in silent
+    chatty = recital_summary(_verdicts([True] * 5, [True] * 5))
+    assert "almost nothing" not in chatty
+
+
+def test_with_nothing_in_any_prompt_the_recital_reads_the_template() -> None:
+    text = recital_summary(_verdicts([False] * 3, [False] * 3))
+    assert "No secret reached a rendered prompt" in text and "almost nothing" not in text
