@@ -79,6 +79,27 @@ def _plain_statements(classes: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
     return lines
 
 
+def disagreement_kinds(disagreements: pl.DataFrame) -> list[str]:
+    """Per configuration, the disagreements by kind: which renderer failed, or which kept it."""
+    kinds = disagreements.with_columns(
+        pl.when(~pl.col("baseline_rendered") & pl.col("rendered"))
+        .then(pl.lit("the offline renderer failed where the server rendered"))
+        .when(pl.col("baseline_rendered") & ~pl.col("rendered"))
+        .then(pl.lit("the server failed where the offline renderer rendered"))
+        .when(pl.col("in_rendered"))
+        .then(pl.lit("only the server's prompt kept the secret"))
+        .otherwise(pl.lit("only the offline prompt kept the secret"))
+        .alias("kind")
+    )
+    counted = kinds.group_by("config_id", "kind").agg(
+        pl.len().alias("secrets"), pl.col("shape").n_unique().alias("shapes")
+    )
+    return [
+        f"- {row['config_id']}: {row['kind']} on {row['shapes']} shapes ({row['secrets']} secrets)."
+        for row in counted.sort("config_id", "kind").iter_rows(named=True)
+    ]
+
+
 def _renderers(disagreements: pl.DataFrame, agreement: pl.DataFrame) -> list[str]:
     lines = ["### Offline (Jinja2, Hugging Face contract) against the server's own renderer", ""]
     if agreement.height == 0:
@@ -111,6 +132,7 @@ def _renderers(disagreements: pl.DataFrame, agreement: pl.DataFrame) -> list[str
             "byte-wise, they still keep and drop the same reasoning).",
         ]
     else:
+        lines += ["", *disagreement_kinds(disagreements)]
         lines += ["", f"Where they disagree ({disagreements.height} secrets; first 20):", ""]
         lines += table(
             disagreements.head(20),

@@ -13,6 +13,7 @@ from jobs.traces.matrix import (
     template_classes,
     visibility_cells,
 )
+from jobs.traces.report_visibility import disagreement_kinds
 from tests.jobs.traces_rundir import ALWAYS, probes, row
 from tests.traces.templates import KIMI, QWEN3, R2E_PRESERVE, shipped
 
@@ -90,3 +91,11 @@ def test_a_heatmap_cell_is_the_share_of_secrets_in_the_prompt(matrix: pl.DataFra
     assert share(QWEN3, "tool1_open") == 1.0 and share(QWEN3, "tool1_user") == 0.0
     assert share(KIMI, "tool1_user") == 1.0 and share(KIMI, "plain_user") == 0.0
     assert cells.filter(pl.col("template") == QWEN3)["secrets"].min() > 0  # type: ignore[operator]
+
+
+def test_disagreements_are_summarised_by_kind_per_configuration() -> None:
+    differ, _ = render_disagreements(_probes())
+    assert disagreement_kinds(differ) == [
+        f"- local-b: only the server's prompt kept the secret on "
+        f"{differ['shape'].n_unique()} shapes ({differ.height} secrets)."
+    ]
