@@ -55,15 +55,21 @@ def frontier(table: pl.DataFrame) -> Figure:
                 zorder=3 if overall else 2,
             )
             mark = SMALL_SAMPLE_MARK if row["small_sample"] else ""
+            # the band is the marker and the arm the colour, so a label needs only n
+            label = f"{row['arm']} n={row['n']}" if overall else f"n={row['n']}"
             axes.annotate(
-                f"{row['arm']} {row['band']} (n={row['n']}){mark}",
+                label + mark,
                 (x, y),
                 fontsize=6,
-                xytext=(3, 3 - 8 * (index % 3)),  # coinciding points: labels staggered
+                xytext=(4, 3 - 7 * (index % 3)),  # coinciding points: labels staggered
                 textcoords="offset points",
             )
         for arm in arms:
             axes.scatter([], [], color=colours[arm], label=arm)
+        for i, band in enumerate(bands):
+            marker = _MARKERS[i % len(_MARKERS)]
+            axes.scatter([], [], color="grey", marker=marker, label=f"band {band}")
+        axes.scatter([], [], color="grey", marker="*", s=80, label="all bands")
         axes.set_xscale("log")
         axes.set_ylim(-0.05, 1.05)
         axes.set_xlabel("median compression ratio (trace chars / summary chars, log)")
@@ -71,7 +77,9 @@ def frontier(table: pl.DataFrame) -> Figure:
         note = f"; {missing} without a ratio or retention" if missing else ""
         axes.set_title(f"{config_id}: {shown} points, n per point = traces{note}", fontsize=8)
         if arms:
-            axes.legend(fontsize=6, loc="lower left", title="arm (★ = all bands)", title_fontsize=6)
+            axes.legend(
+                fontsize=6, loc="lower left", title="colour: arm; marker: band", title_fontsize=6
+            )
     figure.suptitle(
         f"Fidelity–compression frontier (n = {len(configs)} configurations × {len(arms)} arms "
         f"× {len(bands)} bands)",
@@ -120,8 +128,8 @@ def visibility_heatmap(cells: pl.DataFrame) -> Figure:
     axes.set_yticks(range(len(labels)), labels, fontsize=7)
     figure.colorbar(image, ax=axes, label="share of planted secrets in the rendered prompt")
     axes.set_title(
-        f"Which stored reasoning the template shows (n = {len(labels)} templates; default "
-        "switches, rendered shapes, dialects the template reads; n per cell = secrets)",
+        f"Which stored reasoning the template shows (n = {len(labels)} templates)\n"
+        "default switches, rendered shapes, dialects the template reads; n per cell = secrets",
         fontsize=8,
     )
     return figure
