@@ -50,7 +50,14 @@ def _with(path: str, value: Any, data: dict[str, Any] | None = None) -> dict[str
 
 def test_every_shipped_file_loads_and_is_dated_and_cited() -> None:
     models = load_cache_models()
-    assert set(models) == {"anthropic", "openai", "deepseek", "gemini-implicit", "no-cache", "llama-server"}
+    assert set(models) == {
+        "anthropic",
+        "openai",
+        "deepseek",
+        "gemini-implicit",
+        "no-cache",
+        "llama-server",
+    }
     for model in models.values():
         assert isinstance(model.as_of, dt.date) and isinstance(model.prices_as_of, dt.date)
         assert model.source.url.startswith("https://") and model.source.title
