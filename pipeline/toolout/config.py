@@ -16,8 +16,8 @@ class LiveConfig:
     """How much of the corpus a live replay sends (panels with endpoints; pipeline.toolout.live)."""
 
     max_transcripts: int = 2  # round-robin over corpora, each with a large output in budget
-    max_prompt_tokens: int = 3000  # estimated; a transcript stops at its first larger request
-    max_requests: int = 8  # per transcript
+    max_prompt_tokens: int = 4000  # estimated; a transcript stops at its first larger request
+    max_requests: int = 6  # per transcript
     summary_max_tokens: int = 256  # the model mode's summary, where the gate approves one
 
     def __post_init__(self) -> None:

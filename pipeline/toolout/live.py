@@ -12,8 +12,10 @@ the seed leaves open (docs/protocol.md, "Tool output: live replay"):
   policy keeps stable stays byte-stable on the wire.
 - The budget keeps a live run small: at most `max_transcripts` transcripts, each replayed up
   to its first request over `max_prompt_tokens` (estimated) or `max_requests`. Eligible ones
-  have an output of 2,000 bytes or more inside the budget (else every policy is exact); they
-  are taken round-robin over corpora, each corpus's with the most requests in budget first.
+  have an output of 2,000 bytes or more inside the budget that at least one of the run's
+  policies rewrites there (a large output every policy keeps exact, like OpenHands'
+  `str_replace_editor` reads, gives no contrast); they are taken round-robin over corpora,
+  each corpus's in order of the most tokens some policy removes within budget (then by id).
   Requests past the budget are not sent; the turns table says how many were.
 - Each (unit, transcript) opens its first message with a salt line, `[replay SALT]`: units of
   one run replay the same transcripts, and without it a unit would read the cache another
@@ -28,7 +30,7 @@ Pure apart from the ChatClient it is handed: no I/O of its own.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, Usage
@@ -75,15 +77,29 @@ def _in_budget(transcript: Transcript, budget: LiveBudget) -> tuple[int, bool]:
     return requests, large_sent
 
 
-def choose_transcripts(transcripts: Sequence[Transcript], budget: LiveBudget) -> list[Transcript]:
-    """The live subset (see the module docstring); deterministic given the corpus."""
-    by_corpus: dict[str, list[tuple[int, str, Transcript]]] = {}
+def choose_transcripts(
+    transcripts: Sequence[Transcript],
+    budget: LiveBudget,
+    removable: Callable[[Transcript, int], int] = lambda _t, _n: 1,
+) -> list[Transcript]:
+    """The live subset (see the module docstring); deterministic given the corpus.
+
+    `removable(transcript, requests)`: the most input tokens any policy removes on the
+    transcript's first `requests` requests (the runner replays its policies to answer); a
+    transcript where none removes any is left out, unless none does anywhere (one policy).
+    """
+    candidates = []
     for t in transcripts:
         requests, eligible = _in_budget(t, budget)
         if eligible:
-            by_corpus.setdefault(t.corpus, []).append((-requests, t.id, t))
+            candidates.append((-removable(t, requests), -requests, t.id, t))
+    if any(c[0] < 0 for c in candidates):  # else one policy alone (or all alike): any will do
+        candidates = [c for c in candidates if c[0] < 0]
+    by_corpus: dict[str, list[tuple[int, int, str, Transcript]]] = {}
+    for c in candidates:
+        by_corpus.setdefault(c[3].corpus, []).append(c)
     chosen: list[Transcript] = []
-    queues = [[t for *_, t in sorted(v, key=lambda e: e[:2])] for v in by_corpus.values()]
+    queues = [[t for *_, t in sorted(v, key=lambda e: e[:3])] for v in by_corpus.values()]
     while len(chosen) < budget.max_transcripts and any(queues):
         for queue in queues:
             if queue and len(chosen) < budget.max_transcripts:

@@ -162,6 +162,20 @@ class ToolOutRunner:
 
         return cost
 
+    def live_transcripts(self) -> list[Transcript]:
+        """The live subset: transcripts where some policy removes the most within budget."""
+        assert self.live is not None
+        policies = [build_policy(spec) for spec in self.policies.values()]
+
+        def removable(transcript: Transcript, requests: int) -> int:
+            sent = [
+                sum(r.input_tokens for r in replay(transcript, p, estimate_tokens)[:requests])
+                for p in policies
+            ]
+            return max(sent) - min(sent) if sent else 0
+
+        return choose_transcripts(self.transcripts, self.live, removable)
+
     def _n(self, arm: str) -> float:
         gate_spec = self.policies.get(arm, {}).get("gate", {})
         return float(gate_spec.get("expected_applications", DEFAULT_EXPECTED_APPLICATIONS))
@@ -187,11 +201,7 @@ class ToolOutRunner:
         sessions: list[Record] = []
         decisions: list[Record] = []
         summaries = 0
-        chosen = (
-            self.transcripts
-            if self.live is None
-            else choose_transcripts(self.transcripts, self.live)
-        )
+        chosen = self.transcripts if self.live is None else self.live_transcripts()
         for transcript in chosen:
             requests: Sequence[ReplayedRequest]
             if self.live is None:

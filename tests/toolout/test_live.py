@@ -214,3 +214,13 @@ def test_offline_rows_say_nothing_was_sent() -> None:
     assert result.row["summaries_requested"] is None
     assert not any(t["live_sent"] for t in result.tables["turns"])
     assert all(t["reported_prompt_tokens"] is None for t in result.tables["turns"])
+
+
+def test_choice_prefers_transcripts_a_policy_rewrites_and_ranks_by_tokens_removed() -> None:
+    pool = [transcript("a/0", "swe-agent"), transcript("a/1", "swe-agent"),
+            transcript("a/2", "swe-agent")]  # fmt: skip
+    removed = {"a/0": 0, "a/1": 50, "a/2": 500}
+    chosen = choose_transcripts(pool, BUDGET, lambda t, _n: removed[t.id])
+    assert [t.id for t in chosen] == ["a/2", "a/1"]  # a/0: no policy changes anything there
+    alike = choose_transcripts(pool, BUDGET, lambda _t, _n: 0)  # one policy: any will do
+    assert [t.id for t in alike] == ["a/0", "a/1"]
