@@ -15,7 +15,7 @@ CORPORA = ("swe-agent", "mini-swe-agent", "openhands", "tau-bench")
 class LiveConfig:
     """How much of the corpus a live replay sends (panels with endpoints; pipeline.toolout.live)."""
 
-    max_transcripts: int = 2  # round-robin over corpora, each with a large output in budget
+    max_transcripts: int = 1  # round-robin over corpora, each with a large output in budget
     max_prompt_tokens: int = 4000  # estimated; a transcript stops at its first larger request
     max_requests: int = 6  # per transcript
     summary_max_tokens: int = 256  # the model mode's summary, where the gate approves one
