@@ -205,7 +205,7 @@ class ToolOutRunner:
         for transcript in chosen:
             requests: Sequence[ReplayedRequest]
             if self.live is None:
-                requests, gate = self._replay(spec.arm, transcript, SummaryBook())
+                requests, gate = self._replay(spec.arm, transcript, None)
                 live_turns = None
             else:
                 requests, gate, asked = await self._replay_live(spec.arm, transcript, client)
@@ -244,10 +244,12 @@ class ToolOutRunner:
         return UnitResult(outcome, row, tables)
 
     def _replay(
-        self, arm: str, transcript: Transcript, book: SummaryBook
+        self, arm: str, transcript: Transcript, book: SummaryBook | None
     ) -> tuple[list[ReplayedRequest], GateLog]:
+        """One replay; `book` None offline (no summariser: approved candidates stay exact)."""
         where = Position()
-        gate = GateLog(self.cache_model, self.model, self._n(arm), where, book.cost_of)
+        costs = book.cost_of if book is not None else lambda _output: 0.0
+        gate = GateLog(self.cache_model, self.model, self._n(arm), where, costs)
         if arm == ORACLE:
             policy: Policy = ScheduledPolicy(
                 oracle_schedule(transcript, self._schedule_cost(transcript))

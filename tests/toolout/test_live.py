@@ -224,3 +224,19 @@ def test_choice_prefers_transcripts_a_policy_rewrites_and_ranks_by_tokens_remove
     assert [t.id for t in chosen] == ["a/2", "a/1"]  # a/0: no policy changes anything there
     alike = choose_transcripts(pool, BUDGET, lambda _t, _n: 0)  # one policy: any will do
     assert [t.id for t in alike] == ["a/0", "a/1"]
+
+
+def test_offline_an_approved_model_candidate_stays_exact_for_want_of_a_summariser() -> None:
+    spec = yaml.safe_load((POLICIES / "model.yaml").read_text())
+    r = ToolOutRunner(
+        [transcript(outputs=3)],
+        {"model": spec},
+        load_cache_models()["no-cache"],
+        "deepseek-v4-pro",
+        think_time_s=30.0,
+        corpus_sha256="x",
+        skipped=0,
+    )
+    result = run(r, "model", OfflineClient("c"))
+    gated = [d for d in result.tables["decisions"] if d["gate_approved"]]
+    assert gated and {d["reason"] for d in gated} == {"no_summariser"}
