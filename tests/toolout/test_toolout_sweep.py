@@ -62,10 +62,11 @@ def test_toolout_sweep_writes_its_tables_and_report_offline(
     assert "warning: schedule" not in result.stderr  # a replay's order does not matter
 
 
-def test_toolout_refuses_a_served_panel_before_anything_starts(
+def test_toolout_refuses_a_simulated_panel_before_anything_starts(
     harness: SweepHarness, tmp_path: Path
 ) -> None:
     result = harness.run(["study=toolout", "+panel=sim", f"out_dir={tmp_path}"], timeout_s=120)
     assert result.returncode == 2
-    assert "runs on panel kinds offline, not sim" in result.stderr
+    # the simulator has no prompt cache to measure: only offline and served panels
+    assert "runs on panel kinds endpoint, hosted, local, offline, not sim" in result.stderr
     assert not any(tmp_path.iterdir())
