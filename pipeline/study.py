@@ -4,9 +4,11 @@ The engine (`pipeline/sweep`, `pipeline/store`, `pipeline/endpoints`) drives any
 this module and imports no study package (import-linter holds that line). A study is two
 objects:
 
-- a `StudyDefinition`, registered by name (`pipeline.studies`), that knows the study's tables
-  and how to analyse a run directory; it needs no config, so `query`, `analyze` and `report`
-  work from a run directory alone;
+- a `StudyDefinition`, registered by name (`pipeline.studies`), that knows the study's tables,
+  its default panel and how to analyse a run directory; it needs no config, so `query`,
+  `analyze` and `report` work from a run directory alone. Its `name` is the only place the
+  study's name is written. The CLI resolves it once and hands it down (with the configured
+  study) to the engine and the jobs, which never look a study up;
 - a configured `Study`, built from the composed `study` config node before anything starts. It
   plans the arms (or policies), says what each endpoint must be probed for, builds the unit
   runner inside each EndpointWorker, writes the record of a lost attempt and supplies the
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pipeline.chat.messages import ChatClient
 from pipeline.config.schema import EndpointConfig
@@ -182,10 +184,9 @@ class ProgressLabels:
 
 
 class Study(Protocol):
-    """A configured study: a frozen, picklable value (it is shipped to the Ray actors)."""
+    """A configured study: a frozen, picklable value (it is shipped to the Ray actors).
 
-    @property
-    def name(self) -> str: ...
+    It carries no name: the definition it was configured by is the study's identity."""
 
     @property
     def progress_labels(self) -> ProgressLabels: ...
@@ -212,11 +213,6 @@ class Study(Protocol):
         """The panel kinds the study can run on (None: any); others are refused up front."""
         ...
 
-    @property
-    def default_panel(self) -> str | None:
-        """The panel `sweep` uses when none is given (None: the embedded local panel)."""
-        ...
-
     def runner(self, endpoint: EndpointConfig) -> UnitRunner:
         """Called once per EndpointWorker, for the endpoint it serves; may build caches shared
         by that worker's units."""
@@ -231,11 +227,20 @@ class Study(Protocol):
         ...
 
 
+@runtime_checkable
 class StudyDefinition(Protocol):
     """A study as registered: its tables and its analysis, without any config."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """`study=NAME`, the manifest's `study` and conf/study/NAME.yaml's file name."""
+        ...
+
+    @property
+    def default_panel(self) -> str | None:
+        """The panel `sweep` uses when none is given (None: the embedded local panel); known
+        before the config is composed, so the one composition includes it."""
+        ...
 
     @property
     def row_columns(self) -> tuple[Column, ...]:
@@ -252,8 +257,9 @@ class StudyDefinition(Protocol):
     def analyze(self, run_dir: Path, analysis: Any) -> Path:
         """Every job of the study, then the report once; returns the report's path.
 
-        `analysis` is the run's AnalysisConfig (contrasts, bootstrap). A run with no rows gets a
-        report that says why nothing ran.
+        `analysis` is the run's AnalysisConfig (contrasts, bootstrap). Called only for a run
+        with rows: the shared outcome frame (jobs.outcome_frame) writes the report of a run in
+        which nothing ran, for every study alike.
         """
         ...
 
@@ -261,9 +267,22 @@ class StudyDefinition(Protocol):
         """The run's report, from its analysis outputs; returns its path.
 
         Analyzes first (with the manifest's analysis settings) only when those outputs are
-        missing, so `report` after `analyze` or a sweep draws without recomputing.
+        missing, so `report` after `analyze` or a sweep draws without recomputing. Called only
+        for a run with rows (as `analyze`).
         """
         ...
+
+    @property
+    def uses_contrasts(self) -> bool:
+        """Whether `analysis.contrasts` (paired arm contrasts such as q_vs_j) mean anything to
+        this study; `analyze --contrasts` is refused for a study where they do not."""
+        ...
+
+
+class AnalysedStudy(StudyDefinition, Protocol):
+    """A definition inside the shared outcome frame (jobs.outcome_frame.Framed): what the CLI
+    hands the engine and the commands. Its `analyze` and `report` write the nothing-ran report
+    for a run without rows (the same for every study) and call the study's own otherwise."""
 
     def nothing_ran_cause(self, run_dir: Path) -> str:
         """One line naming why a run has no attempt at all."""

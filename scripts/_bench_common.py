@@ -33,7 +33,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 TICK = os.sysconf("SC_CLK_TCK")
 SWEEP_CODE = (
     "import sys\n"
-    "from pipeline.sweep.execute import run_sweep\n"
+    "from pipeline.commands.start import run_sweep\n"
     "print(run_sweep(sys.argv[1:], analyze=False), flush=True)\n"
 )
 

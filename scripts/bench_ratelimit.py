@@ -72,7 +72,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.update({k: v for k, v in bench_env().items() if k.startswith("RAY_")})
     sim.SlidingWindow = RecordingWindow  # type: ignore[misc]
-    from pipeline.sweep.execute import run_sweep
+    from pipeline.commands.start import run_sweep
 
     seconds = args.warmup + args.window + 7.0
     budget = int(args.configs * args.rpm / 60.0 * seconds)

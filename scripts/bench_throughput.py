@@ -148,7 +148,7 @@ async def _raw(
 
 def run_raw(args: argparse.Namespace, out_dir: Path) -> tuple[RawResult, float, int]:
     """Start equivalent servers, record bodies, run the raw loop; (result, cpu_s, server n)."""
-    from pipeline.sweep.run import prepare
+    from pipeline.commands.start import prepare
     from pipeline.sweep.servers import EndpointServers
 
     overrides = [

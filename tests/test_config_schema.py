@@ -237,7 +237,7 @@ def test_bad_config_fails_before_any_socket_ray_or_run_directory(
 ) -> None:
     import ray
 
-    from pipeline.sweep.execute import execute_sweep
+    from pipeline.commands.start import execute_sweep
 
     def forbidden(*_args: Any, **_kwargs: Any) -> Any:
         pytest.fail("bad config got as far as the network or Ray")

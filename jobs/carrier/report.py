@@ -3,7 +3,7 @@
 `render_report` reads what `jobs.carrier.run_all.analyze` wrote (summary.json first) and
 never analyzes. `write_report` (the `report` command) runs the analysis first only when its
 outputs are missing (with the manifest's settings), and writes the nothing-ran report
-(jobs/carrier/nothing_ran.py) for a sweep's run directory (it has a manifest) without a
+(jobs/nothing_ran.py) for a sweep's run directory (it has a manifest) without a
 single row. The report opens with the shared provenance header (jobs/provenance_header.py):
 its first line is `SIMULATED ...` when any row of the run is simulated or the run was planned
 on simulated endpoints, and every figure of such a run carries a SIMULATED mark
@@ -122,7 +122,7 @@ def write_report(run_dir: Path, *, layout: Layout | None = None) -> Path:
     run_dir = io.require_run_dir(Path(run_dir))
     layout = layout or run_all.carrier_layout()
     if not part_paths(run_dir, "rows", layout) and (run_dir / MANIFEST_FILE).is_file():
-        from jobs.carrier.nothing_ran import write_nothing_ran_report
+        from jobs.nothing_ran import write_nothing_ran_report
 
         return write_nothing_ran_report(run_dir)
     if not (io.analysis_dir(run_dir) / SUMMARY_FILE).is_file():

@@ -74,10 +74,13 @@ class AnalysisSummary:
 
 
 def carrier_layout() -> Layout:
-    """The carrier study's run-directory layout (the tables these jobs read)."""
-    from pipeline import studies
+    """The carrier study's run-directory layout, for callers that hand none down (scripts and
+    tests calling the jobs directly); the study's definition always passes its own."""
+    from pipeline.carrier.records import ROW_COLUMNS as STUDY_COLUMNS
+    from pipeline.carrier.records import TABLES
+    from pipeline.store.layout import layout_for
 
-    return studies.layout(studies.definition("carrier"))
+    return layout_for(STUDY_COLUMNS, TABLES)
 
 
 def _load_final(run_dir: Path, layout: Layout) -> tuple[pl.LazyFrame, pl.LazyFrame]:

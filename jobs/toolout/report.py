@@ -24,6 +24,7 @@ from jobs.toolout.figures import breakeven_curves, live_hits_plot, savings_plot
 from jobs.toolout.inputs import load_cache_models
 from jobs.toolout.live import sent_turns
 from jobs.toolout.tables import final_units, load
+from pipeline.store import Layout
 from pipeline.toolout.records import CAUSES
 
 REPORT_FILE = "report.md"
@@ -62,8 +63,8 @@ def _footnote_if(frame: pl.DataFrame, what: str, threshold: int) -> list[str]:
     return ["", footnote(what, threshold)] if flagged else []
 
 
-def _rows_simulated(run_dir: Path) -> bool:
-    rows = load(run_dir, "rows")
+def _rows_simulated(run_dir: Path, layout: Layout) -> bool:
+    rows = load(run_dir, "rows", layout)
     return bool(rows.height) and bool(rows["simulated"].fill_null(value=False).any())
 
 
@@ -93,14 +94,14 @@ def _corpus(out: Path) -> list[str]:
     return [*lines, ""]
 
 
-def _live(run_dir: Path, out: Path, simulated: bool) -> list[str]:
+def _live(run_dir: Path, layout: Layout, out: Path, simulated: bool) -> list[str]:
     """The live section: predicted against reported hits; nothing for an offline run."""
     path = out / "live.parquet"
     table = pl.read_parquet(path) if path.is_file() else pl.DataFrame()
     if table.height == 0:
         return []
-    rows = final_units(load(run_dir, "rows"))
-    sent = sent_turns(load(run_dir, "turns"), rows)
+    rows = final_units(load(run_dir, "rows", layout))
+    sent = sent_turns(load(run_dir, "turns", layout), rows)
     lines = ["## Live replay: predicted against reported cache hits", ""]
     lines += [
         "Each request within the live budget (study.live) was sent with max_tokens=1; the "
@@ -132,24 +133,24 @@ def _live(run_dir: Path, out: Path, simulated: bool) -> list[str]:
     return [*lines, "", "![live hits](live_hits.png)", ""]
 
 
-def render_report(run_dir: Path) -> Path:
+def render_report(run_dir: Path, layout: Layout) -> Path:
     out = io.analysis_dir(run_dir)
     if not (out / "savings.parquet").is_file():
         from jobs.toolout.run_all import analyze
 
-        return analyze(run_dir, io.manifest_analysis(run_dir))
+        return analyze(run_dir, io.manifest_analysis(run_dir), layout)
     savings = pl.read_parquet(out / "savings.parquet")
     cache = pl.read_parquet(out / "cache.parquet")
     gate = pl.read_parquet(out / "gate.parquet")
     breakeven = pl.read_parquet(out / "breakeven.parquet")
-    simulated = _rows_simulated(run_dir)
+    simulated = _rows_simulated(run_dir, layout)
     lines = provenance_header(
         run_dir,
         title="Tool-output compaction under prompt caching (replay)",
         rows_simulated=simulated,
     )
     lines += _corpus(out)
-    lines += _live(run_dir, out, simulated)
+    lines += _live(run_dir, layout, out, simulated)
     lines += ["## Paired savings against control (USD per transcript, positive = cheaper)", ""]
     lines += [
         "Pairs are transcripts; intervals are 95% percentile bootstrap intervals "
@@ -253,7 +254,7 @@ def render_report(run_dir: Path) -> Path:
     if rates.height == 0:
         from jobs.toolout.breakeven import rates as unit_rates
 
-        rates = unit_rates(final_units(load(run_dir, "rows")), load_cache_models())
+        rates = unit_rates(final_units(load(run_dir, "rows", layout)), load_cache_models())
     save_figure(breakeven_curves(rates, breakeven), out / "breakeven.png", simulated=simulated)
     lines += ["", "![break-even curves](breakeven.png)", ""]
     return io.write_text("\n".join(lines) + "\n", out / REPORT_FILE)

@@ -10,17 +10,18 @@ from jobs.toolout.inputs import load_cache_models
 from jobs.toolout.report import render_report
 from jobs.toolout.tables import final_units, load
 from pipeline.config.schema import AnalysisConfig
+from pipeline.store import Layout
 
 OUTPUTS = ("savings", "cache", "breakeven", "gate", "corpus", "live")
 
 
-def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
+def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> Path:
     """Writes analysis/<job>.parquet for every job and analysis/report.md; returns the report."""
     run_dir = io.require_run_dir(run_dir)
-    rows = final_units(load(run_dir, "rows"))
-    sessions = load(run_dir, "sessions").join(rows.select("row_id"), on="row_id")
-    turns = load(run_dir, "turns").join(rows.select("row_id"), on="row_id")
-    decisions = load(run_dir, "decisions").join(rows.select("row_id"), on="row_id")
+    rows = final_units(load(run_dir, "rows", layout))
+    sessions = load(run_dir, "sessions", layout).join(rows.select("row_id"), on="row_id")
+    turns = load(run_dir, "turns", layout).join(rows.select("row_id"), on="row_id")
+    decisions = load(run_dir, "decisions", layout).join(rows.select("row_id"), on="row_id")
     out = io.analysis_dir(run_dir)
     boot = analysis.bootstrap
     pairs = savings.paired(sessions, rows)
@@ -37,4 +38,4 @@ def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
     for name, frame in tables.items():
         io.write_parquet(frame, out / f"{name}.parquet")
     io.write_parquet(pairs, out / "paired_sessions.parquet")
-    return render_report(run_dir)
+    return render_report(run_dir, layout)

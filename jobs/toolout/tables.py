@@ -1,4 +1,5 @@
-"""The tool-output study's tables as the jobs read them: through pipeline.store, one layout."""
+"""The tool-output study's tables as the jobs read them: through pipeline.store, in the layout
+the caller hands down (the study's definition; the jobs never look a study up)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,12 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline import studies
-from pipeline.store import RunDirError, scan
+from pipeline.store import Layout, RunDirError, scan
 from pipeline.store.reader import part_paths
 
 
-def load(run_dir: Path, table: str) -> pl.DataFrame:
+def load(run_dir: Path, table: str, layout: Layout) -> pl.DataFrame:
     """Every committed part of `table` (temporaries never read); empty with its columns."""
-    layout = studies.layout(studies.definition("toolout"))
     if table != "rows" and not part_paths(run_dir, "rows", layout):
         raise RunDirError(f"{run_dir} has no rows/ parts: nothing to analyze")
     return scan(run_dir, table, layout).collect()

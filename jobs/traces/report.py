@@ -18,25 +18,26 @@ from jobs.provenance_header import provenance_header
 from jobs.traces.report_compression import part2
 from jobs.traces.report_visibility import part1
 from jobs.traces.tables import load, read_items
+from pipeline.store import Layout
 
 REPORT_FILE = "report.md"
 TITLE = "Reasoning traces: what the template shows, and compressing it without losing facts"
 
 
-def rows_simulated(run_dir: Path) -> bool:
-    rows = load(run_dir, "rows")
+def rows_simulated(run_dir: Path, layout: Layout) -> bool:
+    rows = load(run_dir, "rows", layout)
     return bool(rows.height) and bool(rows["simulated"].fill_null(value=False).any())
 
 
-def render_report(run_dir: Path) -> Path:
+def render_report(run_dir: Path, layout: Layout) -> Path:
     from jobs.traces.run_all import OUTPUTS
 
     out = io.analysis_dir(run_dir)
     if not all((out / f"{name}.parquet").is_file() for name in OUTPUTS):
         from jobs.traces.run_all import analyze
 
-        return analyze(run_dir, io.manifest_analysis(run_dir))
-    simulated = rows_simulated(run_dir)
+        return analyze(run_dir, io.manifest_analysis(run_dir), layout)
+    simulated = rows_simulated(run_dir, layout)
     lines = provenance_header(run_dir, title=TITLE, rows_simulated=simulated)
     lines += part1(out, simulated=simulated)
     lines += part2(out, read_items(run_dir), simulated=simulated)

@@ -9,6 +9,7 @@ from jobs.traces import compression, matrix, paired, recital
 from jobs.traces.report import render_report
 from jobs.traces.tables import final_units, load, of_units, read_templates
 from pipeline.config.schema import AnalysisConfig
+from pipeline.store import Layout
 
 OUTPUTS = (
     "template_matrix",
@@ -24,13 +25,13 @@ OUTPUTS = (
 )
 
 
-def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
+def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> Path:
     """Writes analysis/<output>.parquet for every output and analysis/report.md; returns it."""
     run_dir = io.require_run_dir(run_dir)
-    units = final_units(load(run_dir, "rows"))
-    probes = of_units(load(run_dir, "template_probes"), units)
-    recitals = of_units(load(run_dir, "recitals"), units)
-    compressions = of_units(load(run_dir, "compressions"), units)
+    units = final_units(load(run_dir, "rows", layout))
+    probes = of_units(load(run_dir, "template_probes", layout), units)
+    recitals = of_units(load(run_dir, "recitals", layout), units)
+    compressions = of_units(load(run_dir, "compressions", layout), units)
     shipped = matrix.shipped_matrix(read_templates(run_dir))
     classes = matrix.template_classes(shipped, probes)
     differ, agree = matrix.render_disagreements(probes)
@@ -53,4 +54,4 @@ def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
     out = io.analysis_dir(run_dir)
     for name in OUTPUTS:
         io.write_parquet(tables[name], out / f"{name}.parquet")
-    return render_report(run_dir)
+    return render_report(run_dir, layout)

@@ -1,4 +1,5 @@
-"""The reasoning-trace study's tables and inputs as the jobs read them: through pipeline.store.
+"""The reasoning-trace study's tables and inputs as the jobs read them: through pipeline.store,
+in the layout the caller hands down (the study's definition; the jobs never look one up).
 
 The run's inputs sit in the run directory as the sweep wrote them (`StudyInputs.files`):
 `chat_templates.json` (name -> {sha256, text}: the shipped templates the offline matrix renders)
@@ -15,17 +16,15 @@ from typing import Any
 
 import polars as pl
 
-from pipeline import studies
-from pipeline.store import RunDirError, scan
+from pipeline.store import Layout, RunDirError, scan
 from pipeline.store.reader import part_paths
 from pipeline.traces.study import ITEMS_FILE, TEMPLATES_FILE
 
 UNIT_COLUMNS = ("row_id", "config_id", "arm")
 
 
-def load(run_dir: Path, table: str) -> pl.DataFrame:
+def load(run_dir: Path, table: str, layout: Layout) -> pl.DataFrame:
     """Every committed part of `table` (temporaries never read); empty with its columns."""
-    layout = studies.layout(studies.definition("traces"))
     if table != "rows" and not part_paths(run_dir, "rows", layout):
         raise RunDirError(f"{run_dir} has no rows/ parts: nothing to analyze")
     return scan(run_dir, table, layout).collect()

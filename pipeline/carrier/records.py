@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pipeline.carrier.trajectory import TrajectoryError, TrajectoryResult
 from pipeline.carrier.validity import ValidityInputs, decide
 from pipeline.study import Column, Record, TableSpec, UnitOutcome, UnitResult
+from pipeline.study_validity import infrastructure
 
 ROW_COLUMNS: tuple[Column, ...] = (
     Column("scenario", "string"),
@@ -194,7 +195,7 @@ def lost_records(ctx: RowContext, arm: str, detail: str) -> UnitResult:
         answer_text=None,
         grade=None,
         catch_up=False,
-        error=TrajectoryError("worker_lost", True, detail),
+        error=TrajectoryError(infrastructure("worker_lost"), True, detail),
         requests=0,
         cost_usd=0.0,
         schema_adapted=False,

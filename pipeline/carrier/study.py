@@ -42,7 +42,6 @@ class CarrierStudy:
     fixture_bytes: bytes
     fixture_sha256: str
 
-    name = "carrier"
     progress_labels = ProgressLabels(unit="trajectories", step="folds")
 
     @classmethod
@@ -76,7 +75,6 @@ class CarrierStudy:
         }
         return ProbePlan(shapes, context_tokens_needed(self.fixture, arms))
 
-    default_panel = None  # the embedded local panel
     panel_kinds = None  # any
     order_matters = True  # first-order carryover between arms is why the schedule exists
 

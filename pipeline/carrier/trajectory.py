@@ -30,8 +30,9 @@ from pipeline.carrier.carrier import (
 from pipeline.carrier.grade import ExpectedFact, Grade, grade
 from pipeline.carrier.prompts import RECALL_SYSTEM_PROMPT, fold_message, recall_message
 from pipeline.carrier.tokens import estimate_quarters
-from pipeline.chat.errors import EndpointError, InfrastructureFault, RequestRejected
+from pipeline.chat.errors import EndpointError
 from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ChatResponse
+from pipeline.study_validity import endpoint_failure
 
 RECALL_MAX_TOKENS = 700
 
@@ -240,12 +241,9 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
         usage = response.usage
         recall_usage = (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
         answer = "" if response.refusal else response.text
-    except InfrastructureFault as exc:
-        error = TrajectoryError(exc.kind, True, str(exc))
-    except RequestRejected as exc:
-        error = TrajectoryError(f"rejected:{exc.reason}", False, str(exc))
-    except EndpointError as exc:  # any other mapped endpoint error: not known to be transient
-        error = TrajectoryError(exc.kind, False, str(exc))
+    except EndpointError as exc:  # the shared vocabulary names it (pipeline.study_validity)
+        failure = endpoint_failure(exc)
+        error = TrajectoryError(failure.invalid_reason, failure.retryable, failure.detail)
     final = run.carrier()
     result_grade = grade(inputs.graded, answer, final) if answer is not None else None
     return TrajectoryResult(

@@ -10,11 +10,18 @@ Every statistic reads the three columns this produces: `valid`, `invalid_reason`
   different question) and is never retried: retrying would select for the arm succeeding.
 - Parse failures, refusals at the recall turn, empty answers and `length` stops are model
   behaviour: the row stays valid and they are counted.
+
+The words are the shared vocabulary of every study (pipeline.study_validity): `catch_up` is
+an arm reason, an endpoint error's label comes from `endpoint_failure`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from pipeline.study_validity import Label, arm, parse
+
+CATCH_UP = arm("catch_up")
 
 
 @dataclass(frozen=True)
@@ -28,7 +35,7 @@ class Validity:
 class ValidityInputs:
     """The facts of one attempt that the rule looks at."""
 
-    error_kind: str | None  # None: no endpoint error ended the trajectory
+    error_kind: str | None  # a validity label, or a bare fault kind; None: no endpoint error
     error_retryable: bool
     catch_up: bool
     graded: bool  # a recall answer was obtained and graded
@@ -37,12 +44,13 @@ class ValidityInputs:
 def decide(facts: ValidityInputs) -> Validity:
     """Apply the rule; the order matters: infrastructure first, then arm behaviour."""
     if facts.error_kind is not None:
-        if facts.error_retryable:
-            return Validity(False, f"infrastructure:{facts.error_kind}", True)
-        reason = facts.error_kind if ":" in facts.error_kind else f"rejected:{facts.error_kind}"
-        return Validity(False, reason, False)
+        kind = facts.error_kind
+        if ":" not in kind:  # a bare fault kind: its retryability says which
+            kind = str(Label("infrastructure" if facts.error_retryable else "rejected", kind))
+        label = parse(kind)
+        return Validity(False, str(label), label.retryable)
     if facts.catch_up:
-        return Validity(False, "catch_up", False)
+        return Validity(False, CATCH_UP, False)
     if not facts.graded:
         # No error yet no graded answer would be a bug upstream: crash loudly, never drop.
         raise ValueError("a trajectory without an error must have a graded answer")

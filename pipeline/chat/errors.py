@@ -69,7 +69,9 @@ class RequestRejected(EndpointError):
 
     kind = "rejected"
 
-    def __init__(self, status: int, message: str, *, reason: str = "rejected") -> None:
+    def __init__(self, status: int, message: str, *, reason: str | None = None) -> None:
         super().__init__(f"HTTP {status}: {message}")
         self.status = status
-        self.reason = reason  # e.g. schema_unsupported, context_too_long, auth
+        # e.g. schema_unsupported, context_too_long, auth; else the status (`http_400`): the
+        # validity label `rejected:<reason>` then says what was refused (pipeline.study_validity)
+        self.reason = reason or (f"http_{status}" if status else "unclassified")

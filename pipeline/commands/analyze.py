@@ -1,7 +1,8 @@
 """`python -m pipeline analyze RUN_DIR [--contrasts q_vs_j,m_vs_q] [--bootstrap-seed N]
 [--bootstrap-resamples N]`: runs the run's study analysis and writes RUN_DIR/analysis/ + report.md.
 
-The study is the one the run's manifest names (pipeline.studies.of_run). Contrasts and
+The study is the one the run's manifest names (pipeline.studies.of_run), inside the shared
+outcome frame (a run without rows gets the nothing-ran report). Contrasts and
 bootstrap settings are the manifest's `config.analysis` (read through the config schema), each
 overridden by its flag. Every part's footer is checked first, and the parts the analysis read
 are fingerprinted into RUN_DIR/analysis/inputs.json (pipeline.store.analysis_inputs), which
@@ -45,8 +46,16 @@ def manifest_analysis(run_dir: Path) -> AnalysisConfig:
     return config_from_manifest(load_manifest(run_dir).config).analysis
 
 
-def with_flags(analysis: AnalysisConfig, args: argparse.Namespace) -> AnalysisConfig:
-    """`analysis` with each given flag in place of its setting."""
+def with_flags(
+    analysis: AnalysisConfig, args: argparse.Namespace, *, study: str, uses_contrasts: bool
+) -> AnalysisConfig:
+    """`analysis` with each given flag in place of its setting; `--contrasts` is refused for a
+    study that has no paired arm contrasts (it would be silently ignored)."""
+    if args.contrasts is not None and not uses_contrasts:
+        raise UserError(
+            f"analyze: --contrasts does not apply to study {study} (its arms are compared in "
+            "its own tables); drop the flag"
+        )
     if args.bootstrap_resamples is not None and args.bootstrap_resamples < 1:
         raise UserError("analyze: --bootstrap-resamples must be at least 1")
     contrasts = tuple(c.strip() for c in (args.contrasts or "").split(",") if c.strip())
@@ -67,10 +76,13 @@ def main(argv: list[str]) -> int:
 
     run_dir = require_run_dir(args.run_dir)
     definition = studies.of_run(run_dir)
-    analysis = with_flags(manifest_analysis(run_dir), args)
-    report = analyzed(
-        run_dir, studies.layout(definition), lambda: definition.analyze(run_dir, analysis)
+    analysis = with_flags(
+        manifest_analysis(run_dir),
+        args,
+        study=definition.name,
+        uses_contrasts=definition.uses_contrasts,
     )
+    report = analyzed(run_dir, definition.layout, lambda: definition.analyze(run_dir, analysis))
     print(f"analysis: {report.parent}")
     print(f"report: {report}")
     return 0

@@ -44,7 +44,7 @@ async def _probe_all(
 def main(argv: list[str]) -> int:
     as_json = "--json" in argv
     overrides = [a for a in argv if a != "--json"]
-    from pipeline.sweep.run import prepare
+    from pipeline.commands.start import prepare
     from pipeline.sweep.servers import EndpointServers
 
     p = prepare([*overrides, "out_dir=/nonexistent-probe-only"])

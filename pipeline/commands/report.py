@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
     definition = studies.of_run(run_dir)
     path = reported(
         run_dir,
-        studies.layout(definition),
+        definition.layout,
         report=lambda: definition.report(run_dir),
         analyze=lambda: definition.analyze(run_dir, manifest_analysis(run_dir)),
     )

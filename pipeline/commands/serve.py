@@ -5,8 +5,8 @@
 and prints one line per server on stdout, `BASE_URL MODEL`, flushed as soon as it listens.
 With `--port N` and several configs the servers take N, N+1, ...; port 0 picks free ports.
 On exit it prints each server's counters as one JSON line on stderr. The API key is read from
-the variable named by `--api-key-env` and never printed. `serve local` delegates to
-`pipeline.endpoints.local_serve.serve_main`.
+the variable named by `--api-key-env` and never printed. `serve local` parses its options here
+and delegates to `pipeline.endpoints.local_serve.serve_local`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from omegaconf import OmegaConf
 
@@ -57,17 +58,36 @@ def main(argv: list[str]) -> int:
         return 0 if argv else 2
     kind, rest = argv[0], argv[1:]
     if kind == "local":
-        # lazy: the local-model module and its optional dependencies load only when asked
-        from pipeline.endpoints.local_serve import serve_main
-
-        code: int = serve_main(rest)
-        return code
+        return _serve_local(rest)
     if kind != "sim":
         raise UserError(f"serve: unknown endpoint kind '{kind}'; use sim or local")
     args = _parser().parse_args(rest)
     if args.configs < 1:
         raise UserError("serve sim: --configs must be at least 1")
     return asyncio.run(_serve(_build_servers(args)))
+
+
+def _serve_local(argv: list[str]) -> int:
+    # lazy: the local-model module and its optional dependencies load only when asked
+    from pipeline.endpoints.local import API_KEY_ENV
+    from pipeline.endpoints.local_serve import FAMILIES, serve_local
+
+    parser = CommandParser(
+        "serve local",
+        description="Serve the embedded panel's local models (OpenAI-compatible, loopback).",
+    )
+    parser.add_argument("--model", choices=FAMILIES, default="smollm2")
+    parser.add_argument(
+        "--port", type=int, help="port of the first server; the next take the following ports"
+    )
+    parser.add_argument("--log-dir", type=Path, help="server logs (default: a new temp dir)")
+    parser.add_argument(
+        "--print-key", action="store_true", help=f"print `export {API_KEY_ENV}=KEY` on stderr"
+    )
+    args = parser.parse_args(argv)
+    return serve_local(
+        args.model, port=args.port, log_dir=args.log_dir, print_key=args.print_key
+    )
 
 
 def _build_servers(args: argparse.Namespace) -> list[SimServer]:

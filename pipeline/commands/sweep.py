@@ -20,9 +20,10 @@ def main(argv: list[str]) -> int:
             "SIGINT/SIGTERM (resume=RUN_DIR continues)"
         )
         return 0
+    from pipeline.commands.start import resolve_start
     from pipeline.sweep.execute import execute_sweep
 
-    end = execute_sweep(argv)
+    end = execute_sweep(resolve_start(argv))  # the study, resolved once, handed down
     print(end.message, file=sys.stderr, flush=True)
     print(end.run_dir)
     sys.stdout.flush()

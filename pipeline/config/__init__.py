@@ -1,6 +1,15 @@
 """Typed configuration: Hydra composition converted once into frozen dataclasses."""
 
-from pipeline.config.load import available, compose_dict, conf_dir, load
+from pipeline.config.load import (
+    Composed,
+    available,
+    compose,
+    compose_dict,
+    conf_dir,
+    load,
+    selects_panel,
+    study_choice,
+)
 from pipeline.config.schema import (
     AnalysisConfig,
     BudgetConfig,
@@ -22,6 +31,7 @@ from pipeline.config.strict import ConfigError, build
 __all__ = [
     "AnalysisConfig",
     "BudgetConfig",
+    "Composed",
     "ConfigError",
     "EndpointConfig",
     "EndpointOverride",
@@ -37,7 +47,10 @@ __all__ = [
     "TimeoutConfig",
     "available",
     "build",
+    "compose",
     "compose_dict",
     "conf_dir",
     "load",
+    "selects_panel",
+    "study_choice",
 ]

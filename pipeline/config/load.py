@@ -2,12 +2,18 @@
 
 Errors from Hydra (an unknown arm, scenario or panel; an unknown key) are turned into one-line
 ConfigErrors that say what was wrong and how to fix it, before any request is sent.
+
+A study's name is its config file's name (`study=NAME` selects conf/study/NAME.yaml): the
+composed `study.name` is set from that choice, never written in the file, so the two cannot
+disagree. `compose` composes once and returns both the plain dict (what the manifest records)
+and the typed RunConfig built from that same dict.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +21,17 @@ from pipeline.config.schema import RunConfig
 from pipeline.config.strict import ConfigError, build
 
 _GROUPS = ("arms", "scenario", "panel", "study")
+_STUDY_OVERRIDE = "study="
+_PANEL_OVERRIDES = ("panel=", "+panel=", "++panel=")
+
+
+@dataclass(frozen=True)
+class Composed:
+    """One composition: the resolved dict (as recorded) and the RunConfig built from it."""
+
+    overrides: tuple[str, ...]
+    data: dict[str, Any]
+    cfg: RunConfig
 
 
 def conf_dir() -> Path:
@@ -28,8 +45,36 @@ def available(group: str) -> list[str]:
     return sorted(p.stem for p in (conf_dir() / group).glob("*.yaml"))
 
 
+def study_choice(overrides: Sequence[str] = ()) -> str:
+    """The study `overrides` select: the last `study=NAME`, else conf/config.yaml's default.
+
+    Known before composing, so a study's default panel is added to the one composition."""
+    chosen = [o.split("=", 1)[1] for o in overrides if o.startswith(_STUDY_OVERRIDE)]
+    if chosen:
+        return chosen[-1]
+    import yaml
+
+    root = yaml.safe_load((conf_dir() / "config.yaml").read_text(encoding="utf-8"))
+    defaults = root.get("defaults", []) if isinstance(root, dict) else []
+    for entry in defaults:
+        if isinstance(entry, dict) and "study" in entry:
+            return str(entry["study"])
+    raise ConfigError("conf/config.yaml selects no study in its defaults; pass study=NAME")
+
+
+def selects_panel(overrides: Sequence[str]) -> bool:
+    """Whether `overrides` select a panel (`+panel=NAME`)."""
+    return any(o.startswith(_PANEL_OVERRIDES) for o in overrides)
+
+
+def compose(overrides: Sequence[str] = ()) -> Composed:
+    """Compose once; the dict and the typed config come from the same composition."""
+    data = compose_dict(overrides)
+    return Composed(tuple(overrides), data, build(RunConfig, data))
+
+
 def compose_dict(overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """Compose conf/config.yaml with Hydra overrides into a plain dict."""
+    """Compose conf/config.yaml with Hydra overrides into a plain dict (`study.name` set)."""
     import yaml
     from hydra import compose, initialize_config_dir
     from hydra.errors import HydraException
@@ -51,14 +96,26 @@ def compose_dict(overrides: Sequence[str] = ()) -> dict[str, Any]:
         except OmegaConfBaseException as exc:
             raise ConfigError(f"config does not resolve: {str(exc).splitlines()[0]}") from None
     assert isinstance(data, dict)
-    return {str(k): v for k, v in data.items()}
+    composed = {str(k): v for k, v in data.items()}
+    composed["study"] = _named_study(composed.get("study"), study_choice(overrides))
+    return composed
+
+
+def _named_study(node: Any, name: str) -> dict[str, Any]:
+    """The study node with its name: the conf file's (a file that names another is refused)."""
+    study = dict(node) if isinstance(node, Mapping) else {}
+    written = study.get("name")
+    if written is not None and written != name:
+        raise ConfigError(
+            f"conf/study/{name}.yaml names its study {written!r}; a study's name is its file's "
+            "name: drop `name:` from the file"
+        )
+    return {"name": name, **{k: v for k, v in study.items() if k != "name"}}
 
 
 def load(overrides: Sequence[str] = ()) -> RunConfig:
     """Compose and validate; raises ConfigError with a fix-it message."""
-    data = compose_dict(overrides)
-    cfg = build(RunConfig, data)
-    return cfg
+    return compose(overrides).cfg
 
 
 def config_from_manifest(manifest_config: Mapping[str, Any]) -> RunConfig:

@@ -244,9 +244,9 @@ class RunConfig:
     """The whole resolved configuration of one sweep."""
 
     # The study's own node (conf/study/NAME.yaml plus the groups packaged under it, such as the
-    # carrier's scenario and arms). The engine reads only `name`; the study converts the rest
-    # into its typed config (Study.configure) at the entry point.
-    study: dict[str, Any] = field(default_factory=lambda: {"name": "carrier"})
+    # carrier's scenario and arms). `name` is set by composition from `study=NAME` (the file's
+    # name; pipeline.config.load); the study converts the rest (StudyDefinition.configure).
+    study: dict[str, Any] = field(default_factory=dict)
     panel: PanelConfig | None = None
     seed: int = 166
     repeats: int = 2

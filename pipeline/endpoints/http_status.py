@@ -104,9 +104,11 @@ _REJECTION_RULES: tuple[_Rule, ...] = (  # first match wins: most specific first
 
 
 def rejection_reason(status: int, lowered_body: str) -> str:
-    """Why a 4xx was a deterministic rejection (RequestRejected.reason)."""
+    """Why a 4xx was a deterministic rejection (RequestRejected.reason); `http_<status>` when
+    no rule names more."""
     return next(
-        (reason for rule, reason in _REJECTION_RULES if rule(status, lowered_body)), "rejected"
+        (reason for rule, reason in _REJECTION_RULES if rule(status, lowered_body)),
+        f"http_{status}",
     )
 
 

@@ -1,4 +1,7 @@
-"""`python -m pipeline serve local`: serve the embedded panel's models until SIGINT or SIGTERM.
+"""Serve the embedded panel's models until SIGINT or SIGTERM (`python -m pipeline serve local`).
+
+The command line is parsed in pipeline/commands/serve.py (the CLI layer); this module gets the
+chosen family, port, log directory and key flag as values and imports nothing of the CLI.
 
 Prints one line per server on stdout, `BASE_URL CONFIG_ID`, flushed once all are ready and
 self-tested (the same shape as `serve sim`); the API-key variable, log directory and restarts
@@ -14,7 +17,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pipeline.commands.args import CommandParser
 from pipeline.endpoints.local import (
     API_KEY_ENV,
     LocalServer,
@@ -25,38 +27,30 @@ from pipeline.endpoints.local import (
 )
 from pipeline.endpoints.local_pool import LocalServerPool, ServerRestart
 
+FAMILIES = ("smollm2", "gemma3", "all")  # `--model` choices: a family of the panel, or all
 
-def serve_main(argv: list[str]) -> int:
-    parser = CommandParser(
-        "serve local",
-        description="Serve the embedded panel's local models (OpenAI-compatible, loopback).",
-    )
-    parser.add_argument("--model", choices=("smollm2", "gemma3", "all"), default="smollm2")
-    parser.add_argument(
-        "--port", type=int, help="port of the first server; the next take the following ports"
-    )
-    parser.add_argument("--log-dir", type=Path, help="server logs (default: a new temp dir)")
-    parser.add_argument(
-        "--print-key", action="store_true", help=f"print `export {API_KEY_ENV}=KEY` on stderr"
-    )
-    args = parser.parse_args(argv)
+
+def serve_local(
+    family: str, *, port: int | None, log_dir: Path | None, print_key: bool
+) -> int:
+    """Serve the panel's models of `family` (or all) from `port` on; 0 once stopped."""
     configs = [
         config
         for config in load_local_panel().configs
-        if config.local is not None and args.model in ("all", config.family)
+        if config.local is not None and family in ("all", config.family)
     ]
     if not configs:
-        raise LocalServerError(f"conf/panel/local.yaml has no local model of family {args.model}")
+        raise LocalServerError(f"conf/panel/local.yaml has no local model of family {family}")
     ports: dict[str, int] = {}
-    if args.port is not None:
+    if port is not None:
         for offset, config in enumerate(configs):
-            ensure_port_free(args.port + offset)
-            ports[config.config_id] = args.port + offset
-    log_dir = args.log_dir or Path(tempfile.mkdtemp(prefix="foldsweep-local-"))
+            ensure_port_free(port + offset)
+            ports[config.config_id] = port + offset
+    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="foldsweep-local-"))
     servers = build_servers(configs, log_dir, ports=ports)
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop like Ctrl-C
     try:
-        asyncio.run(_serve(servers, log_dir, print_key=args.print_key))
+        asyncio.run(_serve(servers, log_dir, print_key=print_key))
     except KeyboardInterrupt:
         pass  # interrupted during start-up: the pool has already stopped its servers
     finally:

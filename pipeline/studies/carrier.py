@@ -11,6 +11,7 @@ from typing import Any
 from pipeline.carrier.records import ROW_COLUMNS, TABLES
 from pipeline.carrier.study import CarrierStudy
 from pipeline.config.schema import AnalysisConfig
+from pipeline.store.layout import Layout, layout_for
 from pipeline.study import Column, TableSpec
 
 
@@ -19,6 +20,12 @@ class CarrierDefinition:
     name: str = "carrier"
     row_columns: tuple[Column, ...] = ROW_COLUMNS
     tables: tuple[TableSpec, ...] = TABLES
+    default_panel: str | None = None  # the embedded local panel
+    uses_contrasts: bool = True  # analysis.contrasts: q_vs_j, m_vs_q, ...
+
+    @property
+    def layout(self) -> Layout:
+        return layout_for(self.row_columns, self.tables)
 
     def configure(self, node: Mapping[str, Any]) -> CarrierStudy:
         return CarrierStudy.from_node(node)
@@ -26,26 +33,15 @@ class CarrierDefinition:
     def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
         """The analysis with these settings, then the report: once each."""
         from jobs.carrier import run_all
-        from jobs.carrier.nothing_ran import write_nothing_ran_report
         from jobs.carrier.report import render_report
-        from pipeline.store.reader import part_paths
-        from pipeline.studies import layout
 
-        if not part_paths(run_dir, "rows", layout(self)):  # even without a plan: say why
-            return write_nothing_ran_report(run_dir)
-        run_all.analyze(run_dir, analysis, layout=layout(self))
+        run_all.analyze(run_dir, analysis, layout=self.layout)
         return render_report(run_dir)
 
     def report(self, run_dir: Path) -> Path:
         from jobs.carrier.report import write_report
-        from pipeline.studies import layout
 
-        return write_report(run_dir, layout=layout(self))
-
-    def nothing_ran_cause(self, run_dir: Path) -> str:
-        from jobs.carrier.nothing_ran import run_cause
-
-        return run_cause(run_dir)
+        return write_report(run_dir, layout=self.layout)
 
 
 DEFINITION = CarrierDefinition()

@@ -20,6 +20,7 @@ import yaml
 from pipeline.config.load import conf_dir
 from pipeline.config.schema import AnalysisConfig
 from pipeline.config.strict import ConfigError
+from pipeline.store.layout import Layout, layout_for
 from pipeline.study import Column, TableSpec
 from pipeline.toolout.config import ToolOutConfig, toolout_config
 from pipeline.toolout.importers import detect, import_file
@@ -91,6 +92,12 @@ class ToolOutDefinition:
     name: str = "toolout"
     row_columns: tuple[Column, ...] = ROW_COLUMNS
     tables: tuple[TableSpec, ...] = TABLES
+    default_panel: str | None = "offline"  # priced models, no endpoint
+    uses_contrasts: bool = False  # its arms are compared by its own tables, not q_vs_j
+
+    @property
+    def layout(self) -> Layout:
+        return layout_for(self.row_columns, self.tables)
 
     def configure(self, node: Mapping[str, Any]) -> ToolOutStudy:
         from jobs.toolout.inputs import load_cache_models
@@ -109,17 +116,12 @@ class ToolOutDefinition:
     def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
         from jobs.toolout.run_all import analyze
 
-        return analyze(run_dir, analysis)
+        return analyze(run_dir, analysis, self.layout)
 
     def report(self, run_dir: Path) -> Path:
         from jobs.toolout.report import render_report
 
-        return render_report(run_dir)
-
-    def nothing_ran_cause(self, run_dir: Path) -> str:
-        from jobs.carrier.nothing_ran import run_cause
-
-        return run_cause(run_dir)
+        return render_report(run_dir, self.layout)
 
 
 DEFINITION = ToolOutDefinition()

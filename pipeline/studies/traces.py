@@ -21,6 +21,7 @@ import yaml
 from pipeline.config.load import conf_dir
 from pipeline.config.schema import AnalysisConfig, EndpointConfig
 from pipeline.config.strict import ConfigError
+from pipeline.store.layout import Layout, layout_for
 from pipeline.study import Column, TableSpec
 from pipeline.traces.compression.arms import Arm, load_arms
 from pipeline.traces.compression.bands import stratified_sample
@@ -133,6 +134,12 @@ class TracesDefinition:
     name: str = "traces"
     row_columns: tuple[Column, ...] = ROW_COLUMNS
     tables: tuple[TableSpec, ...] = TABLES
+    default_panel: str | None = "local"  # the embedded local models
+    uses_contrasts: bool = False  # its arms are compared by its own tables, not q_vs_j
+
+    @property
+    def layout(self) -> Layout:
+        return layout_for(self.row_columns, self.tables)
 
     def configure(self, node: Mapping[str, Any]) -> TracesStudy:
         cfg = traces_config(node)
@@ -149,17 +156,12 @@ class TracesDefinition:
     def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
         from jobs.traces.run_all import analyze
 
-        return analyze(run_dir, analysis)
+        return analyze(run_dir, analysis, self.layout)
 
     def report(self, run_dir: Path) -> Path:
         from jobs.traces.report import render_report
 
-        return render_report(run_dir)
-
-    def nothing_ran_cause(self, run_dir: Path) -> str:
-        from jobs.carrier.nothing_ran import run_cause
-
-        return run_cause(run_dir)
+        return render_report(run_dir, self.layout)
 
 
 DEFINITION = TracesDefinition()

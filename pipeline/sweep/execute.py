@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +52,7 @@ from pipeline.sweep.run import (
 from pipeline.sweep.servers import EndpointServers
 from pipeline.sweep.session import RunSession
 from pipeline.sweep.sink import Sink
+from pipeline.sweep.start import SweepStart
 from pipeline.sweep.worker import WorkerSettings
 from pipeline.usererror import UserError
 
@@ -203,7 +204,7 @@ class SweepEnd:
 
 
 def run_sweep(
-    overrides: Sequence[str],
+    start: SweepStart,
     *,
     analyze: bool = True,
     sim_servers: Literal["process", "thread"] = "process",
@@ -211,11 +212,11 @@ def run_sweep(
     """Run (or resume) a sweep; returns the run directory (`execute_sweep` says how it ended).
     `sim_servers`: where a sim panel's servers run, a child process (default, off the driver's
     GIL) or a thread of this one."""
-    return execute_sweep(overrides, analyze=analyze, sim_servers=sim_servers).run_dir
+    return execute_sweep(start, analyze=analyze, sim_servers=sim_servers).run_dir
 
 
 def execute_sweep(
-    overrides: Sequence[str],
+    start: SweepStart,
     *,
     analyze: bool = True,
     sim_servers: Literal["process", "thread"] = "process",
@@ -227,7 +228,7 @@ def execute_sweep(
     report run once (the nothing-ran report when the run has no rows) and SweepEnd carries the
     exit code and text.
     """
-    p = prepare(overrides)
+    p = prepare(start)  # the study arrives resolved (pipeline.commands.start), never looked up
     warning = schedule_closure(p).warning() if p.study.order_matters else None
     p = prepare_run_dir(p)
     import ray  # after validation: bad input fails fast, before Ray is even imported

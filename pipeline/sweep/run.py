@@ -1,4 +1,6 @@
-"""The sweep driver: config -> study -> panel -> servers -> probes -> plan -> coordinator.
+"""The sweep driver: start -> panel -> servers -> probes -> plan -> coordinator.
+
+The study arrives resolved (SweepStart, from the CLI): the engine never looks one up.
 
 Everything that can be wrong with the input (config, the study's node and inputs, panel, keys,
 run dir) is checked before the first request, before any server or Ray starts. The run
@@ -11,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,8 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline import studies
-from pipeline.config import RunConfig, compose_dict, load
+from pipeline.config import RunConfig
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.panels import (
     PanelResolution,
@@ -30,12 +31,12 @@ from pipeline.endpoints.panels import (
     materialize,
     resolve,
 )
-from pipeline.store.layout import Layout
-from pipeline.store.manifest import Manifest, load_manifest
+from pipeline.store.layout import Layout, layout_for
+from pipeline.store.manifest import Manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
 from pipeline.store.provenance import provenance_lock
-from pipeline.store.reader import RunDirError, read_plan, validate_run_dir
-from pipeline.study import Study, StudyDefinition, UnitSpec
+from pipeline.store.reader import RunDirError, read_plan
+from pipeline.study import AnalysedStudy, Study, UnitSpec
 from pipeline.sweep import run_names
 from pipeline.sweep.history import session_entry
 from pipeline.sweep.orphans import stop_orphans
@@ -44,6 +45,7 @@ from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
 from pipeline.sweep.resume_change import ConfigChange, changes_on_resume, planned_now
 from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
 from pipeline.sweep.schedules import ScheduleClosure, closure
+from pipeline.sweep.start import SweepStart
 from pipeline.sweep.worker import WorkerSettings, trajectory_seed
 
 
@@ -54,7 +56,7 @@ class Prepared:
     cfg: RunConfig
     overrides: tuple[str, ...]
     resolved: dict[str, Any]
-    definition: StudyDefinition
+    definition: AnalysedStudy
     study: Study
     layout: Layout
     resolution: PanelResolution
@@ -68,37 +70,22 @@ class Prepared:
         return self.resolution.kind == "sim"
 
 
-def _resume_dir(overrides: Sequence[str]) -> Path | None:
-    for item in overrides:
-        if item.startswith("resume=") and item.split("=", 1)[1] not in ("", "null"):
-            return Path(item.split("=", 1)[1])
-    return None
-
-
 # Overrides that hold for one session only and are not recorded: a later resume must not
 # inherit permission to change the config.
 _SESSION_ONLY = ("resume=", "allow_config_change=")
 
 
-def prepare(overrides: Sequence[str]) -> Prepared:
-    """Compose and validate everything; raise a UserError before any request on bad input."""
-    resume_dir = _resume_dir(overrides)
-    manifest = None
+def prepare(start: SweepStart) -> Prepared:
+    """Validate everything the entry point handed down; a UserError before any request.
+
+    `start` carries the study (resolved once by the CLI, never looked up here), the config
+    composed once and, on a resume, the run's manifest."""
+    resume_dir, manifest = start.resume_dir, start.manifest
+    cfg, resolved, overrides = start.cfg, start.resolved, list(start.overrides)
+    definition, study = start.definition, start.study
     changes: tuple[ConfigChange, ...] = ()
-    if resume_dir is not None:
-        validate_run_dir(resume_dir, studies.layout(studies.of_run(resume_dir)))
-        manifest = load_manifest(resume_dir)
-        recorded = [str(o) for o in manifest.extra.get("overrides", [])]
-        overrides = [*recorded, *[o for o in overrides if not o.startswith("resume=")]]
-        overrides.append(f"resume={resume_dir}")
-    cfg = load(overrides)
-    resolved = compose_dict(overrides)
-    definition = studies.definition(cfg.study_name)
-    study = definition.configure(cfg.study)
-    if cfg.panel is None and study.default_panel is not None:
-        overrides = [*overrides, f"+panel={study.default_panel}"]
-        cfg = load(overrides)
-        resolved = compose_dict(overrides)
+    if manifest is not None and manifest.study != definition.name:
+        raise RunDirError(f"resume cannot change study: {manifest.study} -> {definition.name}")
     panel = materialize(cfg)
     resolution = resolve(panel, load_panel_catalog(panel))
     if not resolution.included:
@@ -143,7 +130,7 @@ def prepare(overrides: Sequence[str]) -> Prepared:
         resolved,
         definition,
         study,
-        studies.layout(definition),
+        layout_for(definition.row_columns, definition.tables),
         resolution,
         run_dir,
         resume_dir is not None,

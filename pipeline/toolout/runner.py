@@ -27,9 +27,10 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pipeline.chat.errors import EndpointError, InfrastructureFault, RequestRejected
+from pipeline.chat.errors import EndpointError
 from pipeline.chat.messages import ChatClient
 from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
+from pipeline.study_validity import endpoint_failure
 from pipeline.toolout.accounting import CacheBlock, CacheRequest, SessionCost, account, link_outputs
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import (
@@ -188,12 +189,11 @@ class ToolOutRunner:
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         try:
             return await self._run(spec, client, context)
-        except InfrastructureFault as exc:
-            outcome = UnitOutcome(False, f"infrastructure:{exc.kind}", True, error_detail=str(exc))
-        except RequestRejected as exc:
-            outcome = UnitOutcome(False, f"rejected:{exc.reason}", False, error_detail=str(exc))
-        except EndpointError as exc:  # any other mapped endpoint error: not known to be transient
-            outcome = UnitOutcome(False, f"infrastructure:{exc.kind}", False, error_detail=str(exc))
+        except EndpointError as exc:  # the shared vocabulary names it (pipeline.study_validity)
+            failure = endpoint_failure(exc)
+            outcome = UnitOutcome(
+                False, failure.invalid_reason, failure.retryable, error_detail=failure.detail
+            )
         return UnitResult(outcome, {c.name: None for c in ROW_COLUMNS})
 
     async def _run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:

@@ -25,6 +25,7 @@ from pipeline.study import (
     UnitResult,
     UnitSpec,
 )
+from pipeline.study_validity import infrastructure
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.config import ToolOutConfig
 from pipeline.toolout.live import LiveBudget
@@ -59,8 +60,6 @@ class ToolOutStudy:
     policies: Mapping[str, Mapping[str, Any]]
     cache_models: Mapping[str, CacheModel]
 
-    name = "toolout"
-    default_panel = "offline"
     # offline: priced, nothing sent; the others: live cached-token replay (toolout.live)
     panel_kinds = frozenset({"offline", "local", "endpoint", "hosted"})
     order_matters = False  # a replay is a pure function of its inputs
@@ -132,7 +131,7 @@ class ToolOutStudy:
         )
 
     def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
-        outcome = UnitOutcome(False, "infrastructure:worker_lost", True, error_detail=detail)
+        outcome = UnitOutcome(False, infrastructure("worker_lost"), True, error_detail=detail)
         return UnitResult(outcome, {c.name: None for c in ROW_COLUMNS})
 
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:

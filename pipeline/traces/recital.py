@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pipeline.chat.errors import RequestRejected
 from pipeline.chat.messages import ChatClient, ChatRequest, renderer_of
 from pipeline.study import Record
+from pipeline.study_validity import rejected
 from pipeline.traces.visibility.render import Rendered, render
 from pipeline.traces.visibility.shapes import Shape, all_shapes
 from pipeline.traces.visibility.visibility import records_for, shape_body
@@ -122,7 +123,7 @@ async def run_visibility(
             reply, finish = response.text, response.finish_reason
             prompt_tokens = response.usage.prompt_tokens
         except RequestRejected as exc:
-            error = f"rejected:{exc.reason}"
+            error = rejected(exc.reason)
         for secret in shape.secrets:
             offline_prompt = offline_prompts.get(shape.name)
             live_prompt = live_prompts.get(shape.name)

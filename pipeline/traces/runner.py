@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from pipeline.chat.errors import EndpointError, InfrastructureFault
+from pipeline.chat.errors import EndpointError
 from pipeline.chat.messages import ChatClient
 from pipeline.config.schema import EndpointConfig
 from pipeline.study import UnitContext, UnitOutcome, UnitResult, UnitSpec
+from pipeline.study_validity import endpoint_failure
 from pipeline.traces.compression.arms import Arm
 from pipeline.traces.compression.items import TraceItem
 from pipeline.traces.config import TracesConfig
@@ -54,10 +55,11 @@ class TracesRunner:
             if spec.arm == VISIBILITY:
                 return await self._visibility(client, context)
             return await self._compression(spec.arm, client)
-        except InfrastructureFault as exc:
-            outcome = UnitOutcome(False, f"infrastructure:{exc.kind}", True, error_detail=str(exc))
-        except EndpointError as exc:  # a rejection outside the recorded steps
-            outcome = UnitOutcome(False, f"rejected:{exc.kind}", False, error_detail=str(exc))
+        except EndpointError as exc:  # outside the recorded steps: the shared vocabulary names it
+            failure = endpoint_failure(exc)
+            outcome = UnitOutcome(
+                False, failure.invalid_reason, failure.retryable, error_detail=failure.detail
+            )
         return UnitResult(outcome, empty_row())
 
     async def _visibility(self, client: ChatClient, context: UnitContext) -> UnitResult:

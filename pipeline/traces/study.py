@@ -20,6 +20,7 @@ from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
 from pipeline.simulated import SimBehaviour
 from pipeline.study import ProbePlan, ProgressLabels, StudyInputs, UnitOutcome, UnitResult, UnitSpec
+from pipeline.study_validity import infrastructure
 from pipeline.traces.compression.arms import Arm
 from pipeline.traces.compression.bands import BandCount
 from pipeline.traces.compression.items import TraceItem
@@ -44,8 +45,6 @@ class TracesStudy:
     templates: Mapping[str, str]  # shipped templates for the offline matrix: name -> text
     template_loader: TemplateLoader
 
-    name = "traces"
-    default_panel = "local"
     panel_kinds = frozenset({"local", "endpoint", "hosted"})
     order_matters = False  # arms pair on identical traces; no unit feeds another
 
@@ -116,7 +115,7 @@ class TracesStudy:
         )
 
     def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
-        outcome = UnitOutcome(False, "infrastructure:worker_lost", True, error_detail=detail)
+        outcome = UnitOutcome(False, infrastructure("worker_lost"), True, error_detail=detail)
         return UnitResult(outcome, empty_row())
 
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pipeline.chat.errors import RequestRejected
 from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
 from pipeline.study import Record
+from pipeline.study_validity import rejected
 from pipeline.traces.compression.arms import Arm, build_request, finish
 from pipeline.traces.compression.greedy import compare_runs, inspect_body
 from pipeline.traces.compression.items import TraceItem
@@ -115,7 +116,7 @@ async def run_compression(
             response = await client.complete(request)
         except RequestRejected as exc:
             summary = ""
-            sent = {**_NO_REQUEST, "decoding_problem": f"rejected:{exc.reason}"}
+            sent = {**_NO_REQUEST, "decoding_problem": rejected(exc.reason)}
         else:
             text = "" if response.refusal else response.text
             summary = finish(arm, item, text)

@@ -53,7 +53,7 @@ LLAMA_CPP_CONTEXT_400 = (
         (503, "overloaded", HttpStatusFault, None),
         (504, "", HttpStatusFault, None),
         (402, '{"error": {"code": "in_flight_budget_exhausted"}}', InFlightBudgetExhausted, None),
-        (402, '{"error": "insufficient credits"}', RequestRejected, "rejected"),
+        (402, '{"error": "insufficient credits"}', RequestRejected, "http_402"),
         (500, LLAMA_CPP_SCHEMA_500, RequestRejected, "schema_unsupported"),
         (400, LLAMA_CPP_CONTEXT_400, RequestRejected, "context_too_long"),
         (
@@ -74,7 +74,7 @@ LLAMA_CPP_CONTEXT_400 = (
             RequestRejected,
             "context_too_long",
         ),
-        (400, "bad request", RequestRejected, "rejected"),
+        (400, "bad request", RequestRejected, "http_400"),
         (401, "invalid key", RequestRejected, "auth"),
         (403, "forbidden", RequestRejected, "auth"),
         (
@@ -84,7 +84,7 @@ LLAMA_CPP_CONTEXT_400 = (
             "no_endpoint_for_parameters",
         ),
         (404, "model not found", RequestRejected, "not_found"),
-        (422, "unprocessable", RequestRejected, "rejected"),
+        (422, "unprocessable", RequestRejected, "http_422"),
         (
             400,
             "Reasoning is mandatory for this endpoint and cannot be disabled",
@@ -97,7 +97,7 @@ LLAMA_CPP_CONTEXT_400 = (
             RequestRejected,
             "schema_unsupported",
         ),
-        (418, "teapot", RequestRejected, "rejected"),
+        (418, "teapot", RequestRejected, "http_418"),
         (302, "", MalformedEnvelope, None),
     ],
 )

@@ -256,18 +256,23 @@ def test_serve_rejects_an_unknown_kind_and_an_unset_key_variable(
         serve.main(["sim", "--api-key-env", "FOLDSWEEP_SIM_TEST_KEY"])
 
 
-def test_serve_local_delegates_to_the_local_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[list[str]] = []
+def test_serve_local_parses_its_options_in_the_cli_and_delegates_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[str, dict[str, object]]] = []
 
-    def serve_main(argv: list[str]) -> int:
-        seen.append(argv)
+    def serve_local(family: str, **options: object) -> int:
+        seen.append((family, options))
         return 5
 
     fake = types.ModuleType("pipeline.endpoints.local_serve")
-    fake.serve_main = serve_main  # type: ignore[attr-defined]
+    fake.serve_local = serve_local  # type: ignore[attr-defined]
+    fake.FAMILIES = ("x", "all")  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "pipeline.endpoints.local_serve", fake)
-    assert serve.main(["local", "--model", "x"]) == 5
-    assert seen == [["--model", "x"]]
+    assert serve.main(["local", "--model", "x", "--port", "8100"]) == 5
+    assert seen == [("x", {"port": 8100, "log_dir": None, "print_key": False})]
+    with pytest.raises(UserError, match="serve local: argument --model"):
+        serve.main(["local", "--model", "nope"])
 
 
 def test_serve_sim_prints_base_urls_and_stops_on_sigterm() -> None:

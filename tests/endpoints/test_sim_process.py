@@ -168,7 +168,7 @@ def test_a_failed_start_in_the_child_raises_its_message_in_the_parent() -> None:
 def test_endpoint_servers_fill_base_urls_and_count_by_config(
     mode: Literal["process", "thread"],
 ) -> None:
-    from pipeline.sweep.run import prepare
+    from pipeline.commands.start import prepare
     from pipeline.sweep.servers import EndpointServers
 
     p = prepare(["+panel=sim", "sim.configs=2", "arms=[j]", "out_dir=/nonexistent-test-only"])
@@ -188,7 +188,7 @@ def test_endpoint_servers_fill_base_urls_and_count_by_config(
 
 def test_endpoint_servers_reject_sim_models_that_do_not_match_the_endpoints() -> None:
     from pipeline.carrier.sim_model import carrier_sim_models
-    from pipeline.sweep.run import prepare
+    from pipeline.commands.start import prepare
     from pipeline.sweep.servers import EndpointServers
 
     p = prepare(["+panel=sim", "sim.configs=2", "arms=[j]", "out_dir=/nonexistent-test-only"])

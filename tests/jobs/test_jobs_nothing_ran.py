@@ -13,8 +13,8 @@ import pytest
 from matplotlib.figure import Figure
 
 from jobs import io, write_report
-from jobs.carrier.nothing_ran import cause_line, config_causes
 from jobs.figures_common import SIMULATED_MARK
+from jobs.nothing_ran import cause_line, config_causes
 from tests.jobs.jobs_testdata import (
     analyze_and_report,
     manifest_json,

@@ -121,7 +121,7 @@ def test_provenance_is_simulated_when_the_panel_is_sim_even_without_rows() -> No
 
 
 def test_nothing_ran_report_carries_the_provenance_table(tmp_path: Path) -> None:
-    from jobs.carrier.nothing_ran import render
+    from jobs.nothing_ran import render
 
     manifest = carrier_manifest()
     text = render(manifest, [{"config_id": "sim-02", "arm": "j", "repeat": 0}], tmp_path)
@@ -241,7 +241,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Figure]:
 
 
 def test_toolout_report_opens_with_the_shared_header(tmp_path: Path) -> None:
-    text = render_toolout_report(toolout_run(tmp_path, simulated=False)).read_text("utf-8")
+    text = render_toolout_report(toolout_run(tmp_path, simulated=False), TOOLOUT).read_text("utf-8")
     lines = text.splitlines()
     assert lines[0] == "# Tool-output compaction under prompt caching (replay)"
     for fact in (
@@ -260,13 +260,13 @@ def test_toolout_figures_are_marked_only_when_the_run_is_simulated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     figures = captured(monkeypatch)
-    text = render_toolout_report(toolout_run(tmp_path / "sim", simulated=True)).read_text("utf-8")
+    text = render_toolout_report(toolout_run(tmp_path / "sim", simulated=True), TOOLOUT).read_text("utf-8")
     assert text.startswith(SIMULATED_BANNER)
     assert set(figures) == {"savings.png", "breakeven.png"}
     for name, figure in figures.items():
         assert [t.get_text() for t in figure.texts].count(SIMULATED_MARK) == 2, name
     figures.clear()
-    render_toolout_report(toolout_run(tmp_path / "real", simulated=False))
+    render_toolout_report(toolout_run(tmp_path / "real", simulated=False), TOOLOUT)
     assert figures and not any(
         SIMULATED_MARK in [t.get_text() for t in f.texts] for f in figures.values()
     )

@@ -17,7 +17,7 @@ from jobs.traces.run_all import OUTPUTS, analyze
 from pipeline.config.schema import AnalysisConfig, BootstrapConfig
 from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
 from pipeline.traces.records import COMPRESSIONS, RECITALS, ROW_COLUMNS, TEMPLATE_PROBES
-from tests.jobs.traces_rundir import write_run
+from tests.jobs.traces_rundir import LAYOUT, write_run
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "tables.md"
 SECTION = "## Reasoning-trace study tables (study=traces)"
@@ -72,7 +72,7 @@ def test_no_documented_traces_table_column_is_stale() -> None:
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     run_dir = write_run(tmp_path_factory.mktemp("doc") / "run")
-    analyze(run_dir, AnalysisConfig(bootstrap=BootstrapConfig(resamples=20)))
+    analyze(run_dir, AnalysisConfig(bootstrap=BootstrapConfig(resamples=20)), LAYOUT)
     return {
         name: pl.read_parquet(run_dir / "analysis" / f"{name}.parquet").columns for name in OUTPUTS
     }

@@ -21,7 +21,8 @@ def test_live_counters_reach_the_driver_before_the_trajectory_returns(
 ) -> None:
     import ray
 
-    from pipeline.sweep.run import prepare, publication_dates, worker_settings
+    from pipeline.commands.start import prepare
+    from pipeline.sweep.run import publication_dates, worker_settings
     from pipeline.sweep.servers import EndpointServers
 
     monkeypatch.setattr(actors, "LIVE_EVERY_S", 0.1)

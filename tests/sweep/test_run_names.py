@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.commands.start import prepare
 from pipeline.sweep import run_names
-from pipeline.sweep.run import prepare, prepare_run_dir
+from pipeline.sweep.run import prepare_run_dir
 
 SWEEP = ["+panel=sim", "sim.configs=1", "arms=[j,q]", "repeats=2", "scenario=small"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.sweep.run import new_manifest, prepare, prepare_run_dir, schedule_closure
+from pipeline.commands.start import prepare
+from pipeline.sweep.run import new_manifest, prepare_run_dir, schedule_closure
 
 
 def test_unclosed_default_style_schedule_warns_with_the_closing_repeats(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.chat.errors import EndpointError, InfrastructureFault
+from pipeline.chat.errors import EndpointError
 from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest
 from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
@@ -28,6 +28,7 @@ from pipeline.study import (
     UnitResult,
     UnitSpec,
 )
+from pipeline.study_validity import endpoint_failure, infrastructure
 
 ECHOES = TableSpec("echoes", (Column("sent", "string"), Column("echoed", "string")))
 ROW_COLUMNS = (Column("echo_matches", "bool"),)
@@ -60,11 +61,11 @@ class EchoRunner:
         )
         try:
             response = await client.complete(request)
-        except InfrastructureFault as exc:
-            outcome = UnitOutcome(False, "infrastructure:echo", True, 1, error_detail=str(exc))
-            return UnitResult(outcome, {"echo_matches": None})
-        except EndpointError as exc:
-            outcome = UnitOutcome(False, "rejected:echo", False, 1, error_detail=str(exc))
+        except EndpointError as exc:  # the shared vocabulary names it
+            failure = endpoint_failure(exc)
+            outcome = UnitOutcome(
+                False, failure.invalid_reason, failure.retryable, 1, error_detail=failure.detail
+            )
             return UnitResult(outcome, {"echo_matches": None})
         usage = response.usage
         outcome = UnitOutcome(
@@ -83,7 +84,6 @@ class EchoRunner:
 @dataclass(frozen=True)
 class EchoStudy:
     arm_names: tuple[str, ...]
-    name: str = "echo"
 
     @property
     def progress_labels(self) -> ProgressLabels:
@@ -99,7 +99,6 @@ class EchoStudy:
     def probe_plan(self) -> ProbePlan:
         return ProbePlan({arm: frozenset({"plain"}) for arm in self.arm_names}, 256)
 
-    default_panel = None
     panel_kinds = None
     order_matters = True
 
@@ -107,7 +106,7 @@ class EchoStudy:
         return EchoRunner()
 
     def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
-        outcome = UnitOutcome(False, "infrastructure:worker_lost", True, error_detail=detail)
+        outcome = UnitOutcome(False, infrastructure("worker_lost"), True, error_detail=detail)
         return UnitResult(outcome, {"echo_matches": None})
 
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
@@ -119,6 +118,8 @@ class EchoDefinition:
     name: str = "echo"
     row_columns: tuple[Column, ...] = ROW_COLUMNS
     tables: tuple[TableSpec, ...] = (ECHOES,)
+    default_panel: str | None = None
+    uses_contrasts: bool = False
 
     def configure(self, node: Mapping[str, Any]) -> EchoStudy:
         unknown = sorted(set(node) - {"name", "arms"})
@@ -127,11 +128,12 @@ class EchoDefinition:
         return EchoStudy(tuple(node.get("arms", ("a", "b"))))
 
     def analyze(self, run_dir: Path, analysis: Any) -> Path:
-        from pipeline import studies
+        from pipeline.store.layout import layout_for
         from pipeline.store.reader import read_table
 
-        rows = read_table(run_dir, "rows", studies.layout(self))
-        echoes = read_table(run_dir, "echoes", studies.layout(self))
+        layout = layout_for(self.row_columns, self.tables)  # its own, not the registry's
+        rows = read_table(run_dir, "rows", layout)
+        echoes = read_table(run_dir, "echoes", layout)
         out = run_dir / "analysis" / "report.md"
         out.parent.mkdir(exist_ok=True)
         summary = {"rows": rows.num_rows, "echoes": echoes.num_rows}
@@ -141,6 +143,3 @@ class EchoDefinition:
     def report(self, run_dir: Path) -> Path:
         out = run_dir / "analysis" / "report.md"
         return out if out.is_file() else self.analyze(run_dir, None)
-
-    def nothing_ran_cause(self, run_dir: Path) -> str:
-        return "no echo unit ran"

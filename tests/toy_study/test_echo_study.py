@@ -32,7 +32,7 @@ def echo_conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     body = [line for line in lines if not line.startswith(("defaults:", "  - "))]
     head = ["defaults:", "  - study: echo", "  - _self_"]
     (conf / "config.yaml").write_text("\n".join(head + body) + "\n", encoding="utf-8")
-    (conf / "study" / "echo.yaml").write_text("name: echo\narms: [a, b]\n", encoding="utf-8")
+    (conf / "study" / "echo.yaml").write_text("arms: [a, b]\n", encoding="utf-8")
     monkeypatch.setenv("FOLDSWEEP_CONF", str(conf))
     studies.register(ECHO)
     yield conf
@@ -41,7 +41,7 @@ def echo_conf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 @pytest.mark.slow
 @pytest.mark.ray
 def test_toy_study_runs_through_sweep_with_its_own_table(echo_conf: Path, tmp_path: Path) -> None:
-    from pipeline.sweep.execute import execute_sweep
+    from pipeline.commands.start import execute_sweep
 
     end = execute_sweep(
         [
@@ -73,8 +73,8 @@ def test_toy_study_runs_through_sweep_with_its_own_table(echo_conf: Path, tmp_pa
 def test_unknown_key_in_the_toy_study_node_is_refused_before_anything_starts(
     echo_conf: Path, tmp_path: Path
 ) -> None:
+    from pipeline.commands.start import execute_sweep
     from pipeline.config.strict import ConfigError
-    from pipeline.sweep.execute import execute_sweep
 
     with pytest.raises(ConfigError, match=r"study\.colour"):
         execute_sweep(["+panel=sim", "+study.colour=red", f"out_dir={tmp_path / 'runs'}"])

@@ -1,12 +1,13 @@
-"""The report of a run in which no trajectory was attempted, and the one line naming why.
+"""The report of a run in which no unit was attempted, and the one line naming why.
 
-A sweep whose every planned trajectory is not run (every configuration failed its probes, a
-server that could not serve or start, a stop before the first dispatch) has no rows to
-analyze. Its
-report.md still exists and opens with why nothing ran: per configuration, the not-run reason
-and the probe verdicts behind it (shape, verdict, detail such as the URL). `cause_line` is the
-same reason in one line, e.g. "2 of 2 configurations unreachable: connection refused at
-http://127.0.0.1:9/v1"; the sweep prints it as its error.
+Shared by every study (jobs.outcome_frame applies it): it reads only what the engine writes
+(the manifest and the plan), never a study's tables. A sweep whose every planned unit is not
+run (every configuration failed its probes, a server that could not serve or start, a stop
+before the first dispatch) has no rows to analyze. Its report.md still exists and opens with
+why nothing ran: per configuration, the not-run reason and the probe verdicts behind it
+(shape, verdict, detail such as the URL). `cause_line` is the same reason in one line, e.g.
+"2 of 2 configurations unreachable: connection refused at http://127.0.0.1:9/v1"; the sweep
+prints it as its error.
 
 Inputs are the manifest (as JSON) and the plan's records, so the functions are pure; only
 `write_nothing_ran_report` touches the disk (through jobs.io).
@@ -21,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from jobs import io
-from jobs.carrier import report_sections as sections
 from jobs.provenance_header import arms_in_order, provenance, provenance_table
 from pipeline.endpoints.probe import detail_headline
 
@@ -35,7 +35,7 @@ class ConfigCause:
     """Why one configuration ran nothing: its not-run reasons and the verdicts behind them."""
 
     config_id: str
-    not_run: int  # planned trajectories of this configuration that are not run
+    not_run: int  # planned units of this configuration that are not run
     reasons: tuple[str, ...]  # distinct not-run reasons, most frequent first
     verdicts: tuple[Mapping[str, Any], ...]  # its probe verdicts that are not ok
 
@@ -102,15 +102,15 @@ def cause_line(manifest: Mapping[str, Any] | None, plan: Sequence[Mapping[str, A
     if status == "failed" and error:
         return error
     if status == "stopped":
-        return "the sweep was stopped before any trajectory ran"
+        return "the sweep was stopped before any unit ran"
     every = config_causes(manifest, plan)
     causes = [c for c in every if c.not_run > 0]
     excluded = _panel_excluded(manifest)
     total = len(every) + len(excluded)
     if not plan:
-        return "no trajectory was planned"
+        return "no unit was planned"
     if not causes:
-        return "no trajectory ran, yet none is marked not run (see the plan)"
+        return "no unit ran, yet none is marked not run (see the plan)"
     groups: dict[str, list[ConfigCause]] = {}
     for cause in causes:
         groups.setdefault(cause.verdict, []).append(cause)
@@ -134,6 +134,30 @@ def _cell(value: object) -> str:
     return text.replace("|", "\\|") or "—"
 
 
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def _run_status(manifest: Mapping[str, Any] | None) -> list[str]:
+    """The sweep's own accounting: planned = valid + invalid + not run (manifest counts)."""
+    counts = (manifest or {}).get("counts")
+    if not isinstance(counts, Mapping):
+        return []
+
+    def by_reason(mapping: object) -> str:
+        items = mapping.items() if isinstance(mapping, Mapping) else []
+        return ", ".join(f"{k} {v}" for k, v in sorted(items)) or "none"
+
+    return [
+        f"Sweep status: {(manifest or {}).get('status', '?')}. Planned units "
+        f"{counts.get('planned')}: valid {counts.get('valid')}; invalid by reason: "
+        f"{by_reason(counts.get('invalid'))}; not run by reason: "
+        f"{by_reason(counts.get('not_run'))}; pending {counts.get('pending')}.",
+        "",
+    ]
+
+
 def _cause_table(causes: Sequence[ConfigCause]) -> list[str]:
     rows = []
     for cause in causes:
@@ -146,7 +170,7 @@ def _cause_table(causes: Sequence[ConfigCause]) -> list[str]:
                 [*head, _cell(v.get("shape")), _cell(v.get("verdict")), _cell(v.get("detail"))]
             )
     header = ["config", "not run", "not-run reason", "shape", "verdict", "detail"]
-    return sections.table(header, rows)
+    return _table(header, rows)
 
 
 def _overrides(manifest: Mapping[str, Any] | None) -> str:
@@ -199,9 +223,9 @@ def render(
     cause = cause_line(manifest, plan)
     if plan:
         scope = (
-            "No planned trajectory of this run was attempted, so there are no rows to analyze: "
-            "this report has no recall tables or figures. Below, per configuration: how many "
-            "planned trajectories are not run, why, and the probe verdicts behind it (per "
+            "No planned unit of this run was attempted, so there are no rows to analyze: "
+            "this report has no result tables or figures. Below, per configuration: how many "
+            "planned units are not run, why, and the probe verdicts behind it (per "
             "request shape; a verdict describes the endpoint and the request sent, not the "
             "model)."
         )
@@ -213,7 +237,7 @@ def render(
     lines += [
         f"Nothing ran: {cause.rstrip('.')}.",
         "",
-        "# foldsweep report: no trajectory was attempted",
+        "# foldsweep report: no unit was attempted",
         "",
         *provenance_table(facts),
         scope,
@@ -225,7 +249,7 @@ def render(
     causes = config_causes(manifest, plan)
     if causes:
         lines += ["## Why, per configuration", "", *_cause_table(causes), ""]
-    lines += sections.run_status(dict(manifest) if manifest else None)
+    lines += _run_status(manifest)
     excluded = _panel_excluded(manifest)
     if excluded:
         rows = [
@@ -235,7 +259,7 @@ def render(
         lines += [
             "## Excluded by the panel's rules (never planned)",
             "",
-            *sections.table(["config", "model", "reason"], rows),
+            *_table(["config", "model", "reason"], rows),
             "",
         ]
     lines += ["## What next", "", *_next_steps(manifest, bool(plan), run_dir), ""]
