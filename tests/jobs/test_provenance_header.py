@@ -260,7 +260,8 @@ def test_toolout_figures_are_marked_only_when_the_run_is_simulated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     figures = captured(monkeypatch)
-    text = render_toolout_report(toolout_run(tmp_path / "sim", simulated=True), TOOLOUT).read_text("utf-8")
+    run_dir = toolout_run(tmp_path / "sim", simulated=True)
+    text = render_toolout_report(run_dir, TOOLOUT).read_text("utf-8")
     assert text.startswith(SIMULATED_BANNER)
     assert set(figures) == {"savings.png", "breakeven.png"}
     for name, figure in figures.items():
