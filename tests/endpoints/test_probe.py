@@ -184,7 +184,7 @@ async def test_context_length_400_is_too_short(serve: Serve) -> None:
 async def test_other_rejections_are_recorded_with_their_reason(serve: Serve) -> None:
     verdicts, _ = await run_probe(serve, ["plain"], chat=[Reply(status=400, raw=b"bad request")])
     assert verdicts["plain"].verdict == "probe_rejected"
-    assert verdicts["plain"].detail.startswith("rejected")
+    assert verdicts["plain"].detail.startswith("http_400: ")  # the status, not "rejected"
 
 
 SECRET = "sk-test-not-a-real-key-31337"

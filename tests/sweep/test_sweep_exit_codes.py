@@ -76,6 +76,36 @@ def test_a_sweep_where_no_trajectory_can_run_exits_3_naming_the_cause_and_writes
     assert f"| unreachable | connection refused at {DEAD_URL} (" in report.read_text()
 
 
+@pytest.mark.parametrize("study", ["toolout", "traces"])
+def test_every_study_where_nothing_can_run_exits_3_with_a_report_that_opens_with_why(
+    harness: SweepHarness, tmp_path: Path, study: str
+) -> None:
+    """Issue 18: the nothing-ran frame is the engine's, not the carrier's (toolout and traces
+    ended with exit 2, "nothing to analyze")."""
+    result = harness.run(
+        [
+            f"study={study}",
+            "+panel=endpoint",
+            f"endpoint.base_url={DEAD_URL}",
+            "endpoint.model=x",
+            "retry.request_attempts=2",
+            f"out_dir={tmp_path}",
+        ],
+        timeout_s=TIMEOUT_S,
+    )
+    assert result.returncode == 3, result.stderr[-3000:]
+    assert "nothing to analyze" not in result.stderr
+    cause = f"1 of 1 configuration unreachable: connection refused at {DEAD_URL}"
+    assert error_lines(result.stderr) == [f"error: {cause}"]
+    run_dir = result.run_dir
+    assert run_dir is not None
+    assert manifest_of(run_dir)["status"] == "nothing_ran"
+    assert manifest_of(run_dir)["study"] == study
+    text = (run_dir / "analysis" / "report.md").read_text(encoding="utf-8")
+    assert text.splitlines()[0] == f"Nothing ran: {cause}."
+    assert "## Why, per configuration" in text
+
+
 def start_and_announce(
     harness: SweepHarness, overrides: list[str]
 ) -> tuple[subprocess.Popen[bytes], Path]:
