@@ -32,7 +32,10 @@ from pipeline.study_validity import (
 ROOT = Path(__file__).resolve().parents[1]
 DEAD = "http://127.0.0.1:9/v1"
 # toolout prices its replay by the provider's cache model: its endpoint names a priced one
-PRICED = f"configs: [{{config_id: dead, model: gpt-5, family: openai, provider: openai, base_url: '{DEAD}'}}]\n"
+PRICED = (
+    "configs: [{config_id: dead, model: gpt-5, family: openai, provider: openai, "
+    f"base_url: '{DEAD}'}}]\n"
+)
 STUDIES = {
     "carrier": ["+panel=sim", "sim.configs=1", "arms=[j]"],
     "toolout": ["study=toolout", "+panel=endpoint", "endpoint.panel_file={panel_file}"],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +36,63 @@ failed its probes); ``completed`` means at least one attempt exists and nothing 
 FORMAT_VERSION = 2  # 2: the study seam (config.study node, the study's row columns last)
 _SECRET_MARKERS = ("api_key", "apikey", "authorization", "password", "secret")
 REDACTED = "<redacted>"
+
+
+class ExtraKey(NamedTuple):
+    """The schema of one key of the manifest's `extra`: what its value must be, and what it is."""
+
+    check: Callable[[Any], bool]
+    shape: str  # the value's type, as the one-line error names it
+    meaning: str
+
+
+def _is(kind: type) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+
+
+def _list_of(kind: type) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(isinstance(v, kind) for v in value)
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+EXTRA_SCHEMA: Mapping[str, ExtraKey] = {
+    "overrides": ExtraKey(
+        _list_of(str), "list of strings", "the command-line overrides, replayed by a resume"
+    ),
+    "panel": ExtraKey(_optional(_is(str)), "string or null", "the panel's name"),
+    "panel_excluded": ExtraKey(
+        _list_of(dict), "list of objects", "configurations the panel's rules excluded, with why"
+    ),
+    "simulated": ExtraKey(_is(bool), "boolean", "planned against simulated endpoints"),
+    "schedule": ExtraKey(
+        _list_of(dict), "list of objects", "each execution group's schedule closure"
+    ),
+    "inputs": ExtraKey(_is(dict), "object", "the study's inputs record (StudyInputs.record)"),
+    "probe_rule": ExtraKey(_is(dict), "object", "the rule the probe verdicts were reached by"),
+    "sim_counters": ExtraKey(_is(dict), "object", "the last session's simulated servers' counters"),
+    "server_restarts": ExtraKey(_list_of(dict), "list of objects", "local server restarts"),
+    "local_servers": ExtraKey(_is(dict), "object", "the local servers this run started on"),
+    "totals": ExtraKey(_is(dict), "object", "the last session's attempts, requests and cost"),
+    "error": ExtraKey(_is(str), "string", "the one line that ended a failed session"),
+    "aborted": ExtraKey(_is(bool), "boolean", "a second signal stopped the session at once"),
+}
+"""Every key the manifest's `extra` may hold (issue 18: typed, not a bag). A key not listed
+is refused when written (a bug: add it here with its meaning) and when read (the manifest was
+written by another foldsweep or edited)."""
+
+
+def extra_problem(extra: Mapping[str, Any]) -> str | None:
+    """The first key of `extra` that is unknown or of the wrong type, as one line; else None."""
+    for key, value in extra.items():
+        schema = EXTRA_SCHEMA.get(key)
+        if schema is None:
+            return f"extra.{key} is not a manifest key (known: {', '.join(sorted(EXTRA_SCHEMA))})"
+        if not schema.check(value):
+            return f"extra.{key} must be a {schema.shape}, not {type(value).__name__}"
+    return None
 
 
 class FinalAttempt(NamedTuple):
@@ -208,6 +265,9 @@ class Manifest:
         return dataclasses.replace(self, status=status, counts=counts, finished_at=utc_now())
 
     def to_json(self) -> dict[str, Any]:
+        problem = extra_problem(self.extra)
+        if problem is not None:  # the code wrote it: a bug, not bad input
+            raise ValueError(f"manifest {problem}")
         data = dataclasses.asdict(self)
         for name in ("config", "probes", "sim_counters", "extra", "history"):
             data[name] = redact(data[name])
@@ -224,6 +284,9 @@ class Manifest:
             )
         if data.get("status") not in get_args(RunStatus):
             raise RunDirError(f"manifest status {data.get('status')!r} is not a run status")
+        problem = extra_problem(data.get("extra") or {})
+        if problem is not None:
+            raise RunDirError(f"manifest is not understood: {problem}")
         fields = dict(data)
         try:
             if fields.get("counts") is not None:

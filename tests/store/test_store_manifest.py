@@ -159,12 +159,13 @@ def test_manifest_round_trips_through_json_and_redacts_on_write(
     manifest = manifest.finish(
         "completed", OutcomeCounts(planned=2, valid=1, invalid={}, not_run={"x": 1}, pending=0)
     )
-    manifest = Manifest(**{**manifest.__dict__, "extra": {"api_key": "sk-leak", "ok": 1}})
+    extra = {"inputs": {"api_key": "sk-leak", "ok": 1}}
+    manifest = Manifest(**{**manifest.__dict__, "extra": extra})
     write_manifest(tmp_path, manifest)
     assert "sk-leak" not in (tmp_path / "manifest.json").read_text()
     loaded = load_manifest(tmp_path)
     assert loaded.counts == manifest.counts
-    assert loaded.extra == {"ok": 1}
+    assert loaded.extra == {"inputs": {"ok": 1}}
     assert (loaded.status, loaded.study) == ("completed", "carrier")
     assert loaded.versions["python"]
     assert loaded.started_at.endswith("Z")
@@ -202,3 +203,36 @@ def test_nothing_ran_is_a_status_that_round_trips_with_every_trajectory_not_run(
     write_manifest(tmp_path, manifest)
     loaded = load_manifest(tmp_path)
     assert (loaded.status, loaded.counts) == ("nothing_ran", counts)
+
+
+def _manifest_with(extra: dict[str, object]) -> Manifest:
+    return Manifest(
+        run_id="r",
+        config={},
+        config_fingerprint="0" * 64,
+        started_at="2026-01-01T00:00:00Z",
+        study="carrier",
+        extra=extra,
+    )
+
+
+def test_an_unknown_extra_key_is_a_bug_when_written(tmp_path: Path) -> None:
+    """Issue 18: the manifest's `extra` is typed, a schema per key, not a bag."""
+    with pytest.raises(ValueError, match=r"extra\.colour is not a manifest key"):
+        write_manifest(tmp_path, _manifest_with({"colour": "red"}))
+
+
+def test_an_extra_value_of_the_wrong_type_is_a_bug_when_written(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"extra\.overrides must be a list of strings"):
+        write_manifest(tmp_path, _manifest_with({"overrides": "+panel=sim"}))
+
+
+def test_an_edited_extra_is_one_line_when_read(tmp_path: Path) -> None:
+    import json
+
+    write_manifest(tmp_path, _manifest_with({"simulated": True}))
+    data = json.loads((tmp_path / "manifest.json").read_text(encoding="utf-8"))
+    data["extra"]["simulated"] = "yes"
+    (tmp_path / "manifest.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(RunDirError, match=r"extra\.simulated must be a boolean, not str"):
+        load_manifest(tmp_path)

@@ -107,7 +107,7 @@ def test_rows_the_sink_commits_are_counted_without_reading_them_back(
 def test_finish_writes_done_plan_statuses_and_the_manifest_counts(tmp_path: Path) -> None:
     run_dir = make_run_dir(tmp_path)
     session = RunSession(run_dir, CARRIER_LAYOUT, manifest(), ATTEMPTS)
-    session.finish("stopped", {"note": "x"})
+    session.finish("stopped", {"aborted": True})
     plan = read_plan(run_dir)
     assert plan is not None
     statuses = {
@@ -124,7 +124,7 @@ def test_finish_writes_done_plan_statuses_and_the_manifest_counts(tmp_path: Path
         ("q", 2): "pending",
     }
     loaded = load_manifest(run_dir)
-    assert (loaded.status, loaded.extra) == ("stopped", {"note": "x"})
+    assert (loaded.status, loaded.extra) == ("stopped", {"aborted": True})
     assert loaded.finished_at is not None
     assert loaded.counts == OutcomeCounts(
         planned=6,

@@ -81,15 +81,25 @@ def test_every_study_where_nothing_can_run_exits_3_with_a_report_that_opens_with
     harness: SweepHarness, tmp_path: Path, study: str
 ) -> None:
     """Issue 18: the nothing-ran frame is the engine's, not the carrier's (toolout and traces
-    ended with exit 2, "nothing to analyze")."""
+    ended with exit 2, "nothing to analyze"). toolout prices its replay by the provider's cache
+    model, so its endpoint (same URL) names a priced provider and model in a panel file; a
+    bare `endpoint.model=x` is refused up front in one line (no cache model for provider '')."""
+    endpoint = [f"endpoint.base_url={DEAD_URL}", "endpoint.model=x"]
+    if study == "toolout":
+        panel = tmp_path / "panel.yaml"
+        panel.write_text(
+            "configs: [{config_id: endpoint-x, model: gpt-5, family: openai, provider: openai, "
+            f"base_url: '{DEAD_URL}'}}]\n",
+            encoding="utf-8",
+        )
+        endpoint = [f"endpoint.panel_file={panel}"]
     result = harness.run(
         [
             f"study={study}",
             "+panel=endpoint",
-            f"endpoint.base_url={DEAD_URL}",
-            "endpoint.model=x",
+            *endpoint,
             "retry.request_attempts=2",
-            f"out_dir={tmp_path}",
+            f"out_dir={tmp_path / 'runs'}",
         ],
         timeout_s=TIMEOUT_S,
     )
