@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from pipeline import studies
@@ -88,3 +91,47 @@ def test_recent_panel_is_a_preset_the_command_line_can_override() -> None:
         2,
         ["j", "q"],
     )
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [],  # the carrier on the embedded local panel (read as a file, not composed again)
+        ["study=toolout"],  # its default panel (offline) goes into the one composition
+        ["study=traces"],  # its default panel (local)
+    ],
+    ids=["carrier", "toolout", "traces"],
+)
+def test_a_start_composes_the_config_once(
+    overrides: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 18: a start composed the config 2 to 4 times (load, compose_dict, the default
+    panel's two more, the embedded panel's one)."""
+    import hydra
+
+    from pipeline.commands.start import prepare
+
+    calls: list[list[str]] = []
+    real = hydra.compose
+
+    def counted(config_name: str, overrides: list[str], **kw: Any) -> Any:
+        calls.append(list(overrides))
+        return real(config_name, overrides=overrides, **kw)
+
+    monkeypatch.setattr(hydra, "compose", counted)
+    p = prepare([*overrides, f"out_dir={tmp_path}"])
+    assert p.definition.name == (overrides[0].split("=")[1] if overrides else "carrier")
+    assert len(calls) == 1, calls
+
+
+def test_a_study_file_that_names_another_study_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    conf = tmp_path / "conf"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "conf", conf)
+    (conf / "study" / "carrier.yaml").write_text("name: toolout\nfixture_seed: 1\n")
+    monkeypatch.setenv("FOLDSWEEP_CONF", str(conf))
+    with pytest.raises(ConfigError, match="a study's name is its file's name"):
+        load([])

@@ -36,7 +36,7 @@ from pipeline.config import (
     Prices,
     RunConfig,
     build,
-    compose_dict,
+    conf_dir,
 )
 from pipeline.endpoints.catalog import Catalog, CatalogEntry, load_catalog, recency_cutoff
 from pipeline.endpoints.limit_groups import check_limit_groups
@@ -86,10 +86,21 @@ class PanelResolution:
     catalog_sha256: str | None = None
 
 
+EMBEDDED_PANEL = "local"  # conf/panel/local.yaml: a plain node (no defaults, no package)
+
+
+def embedded_panel() -> PanelConfig:
+    """The panel a config without `+panel` runs on, read as a file: the start's config was
+    composed once already (pipeline.config.load.compose), so no second composition."""
+    path = conf_dir() / "panel" / f"{EMBEDDED_PANEL}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return build(PanelConfig, data, "panel")
+
+
 def materialize(cfg: RunConfig) -> PanelConfig:
     """The selected panel with concrete configurations (no panel = the embedded local one)."""
     if cfg.panel is None:
-        panel = build(PanelConfig, compose_dict(["+panel=local"])["panel"], "panel")
+        panel = embedded_panel()
     elif cfg.panel.kind == "sim":
         _no_declared_configs(cfg.panel, "the sim node (sim.configs=N)")
         panel = dataclasses.replace(cfg.panel, configs=_sim_configs(cfg))

@@ -29,7 +29,8 @@ from typing import Any, Literal, NoReturn
 
 import pyarrow as pa
 
-from pipeline.config import EndpointConfig, Limits, load
+from pipeline.config import EndpointConfig, Limits
+from pipeline.config.load import config_from_manifest
 from pipeline.endpoints.panels import materialize
 from pipeline.store.manifest import Manifest, planned_keys, redact
 from pipeline.store.reader import RunDirError
@@ -82,14 +83,14 @@ def changes_on_resume(
     """The changes a resumed session makes to the run's recorded config, classified.
 
     The run's planned arms and configurations come from its plan; the planned endpoints as
-    the recorded overrides materialize them, so both sides are compared before any catalog
+    the recorded config materializes them, so both sides are compared before any catalog
     or server fills them in.
     """
     if manifest.config_fingerprint == config_fingerprint(new_config):
         return ()
     planned = [key for key, _, _ in planned_keys(plan)]
     ids = {key.config_id for key in planned}
-    recorded = load([str(o) for o in manifest.extra.get("overrides", [])])
+    recorded = config_from_manifest(manifest.config)  # as recorded: no second composition
     endpoints = {c.config_id: c for c in materialize(recorded).configs if c.config_id in ids}
     arms = tuple(dict.fromkeys(key.arm for key in planned))
     return classify_changes(manifest.config, redact(new_config), PlannedPanel(arms, endpoints), new)
