@@ -159,3 +159,14 @@ def test_no_study_builds_a_label_by_hand() -> None:
                 if _HAND_BUILT.search(line):
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_docs_tables_lists_invalid_reasons_in_the_vocabulary() -> None:
+    """Every `invalid_reason` row of docs/tables.md names labels of the vocabulary only."""
+    text = (ROOT / "docs" / "tables.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if "invalid_reason" in line.split("|")[1]]
+    assert len(rows) >= 3  # carrier, toolout and traces rows tables
+    for line in rows:
+        for token in re.findall(r"`([^`]+)`", line):
+            if token.startswith(("infrastructure", "rejected")) or token == "catch_up":
+                parse(token.replace("<cause>", "cause").replace("<reason>", "reason"))
