@@ -212,7 +212,7 @@ class Manifest:
     config: dict[str, Any]
     config_fingerprint: str
     started_at: str
-    study: str = "carrier"  # the registered study that owns the run's tables (pipeline.studies)
+    study: str  # the study that owns the run's tables: its definition's name (pipeline.studies)
     status: RunStatus = "running"
     finished_at: str | None = None
     versions: dict[str, str | None] = field(default_factory=dict)

@@ -125,6 +125,7 @@ def manifest(config: dict[str, Any]) -> Manifest:
         config=config,
         config_fingerprint=config_fingerprint(config),
         started_at="2026-11-29T00:00:00Z",
+        study="carrier",
         fixture_sha256="a" * 64,
     )
 

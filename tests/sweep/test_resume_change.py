@@ -131,6 +131,7 @@ def manifest_of(config: dict[str, object], history: list[dict[str, object]]) -> 
         config=dict(config),
         config_fingerprint=config_fingerprint(config),
         started_at="2026-12-01T00:00:00Z",
+        study="carrier",
         extra={"overrides": ["repeats=1"]},
         history=history,
     )

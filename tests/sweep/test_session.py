@@ -50,7 +50,11 @@ def make_run_dir(tmp_path: Path) -> Path:
 
 def manifest() -> Manifest:
     return Manifest(
-        run_id="run", config={}, config_fingerprint="f", started_at="2026-01-01T00:00:00Z"
+        run_id="run",
+        config={},
+        config_fingerprint="f",
+        started_at="2026-01-01T00:00:00Z",
+        study="carrier",
     )
 
 

@@ -144,6 +144,7 @@ def test_a_resumed_manifest_forgets_what_ended_its_last_session() -> None:
         config={},
         config_fingerprint="f",
         started_at="2026-12-01T00:00:00Z",
+        study="carrier",
         status="failed",
         finished_at="2026-12-01T00:01:00Z",
         extra={"error": "local server died", "aborted": True, "overrides": ["+panel=sim"]},
