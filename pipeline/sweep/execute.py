@@ -20,8 +20,15 @@ from typing import Any, Literal
 from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
+from pipeline.sweep.budget import budget_set
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
-from pipeline.sweep.history import with_added_units, with_session, with_session_counters
+from pipeline.sweep.history import (
+    session_index,
+    with_added_units,
+    with_session,
+    with_session_bill,
+    with_session_counters,
+)
 from pipeline.sweep.orphans import (
     MARKER_VAR,
     ray_temp_dir,
@@ -180,12 +187,16 @@ def _close_session(
             "attempts": outcome.attempts,
             "requests": outcome.requests,
             "cost_usd": outcome.cost_usd,
+            "spent_usd": outcome.cost_usd,
+            "cache_hits": outcome.cache_hits,
+            "cut_by_budget": outcome.cut,
         },
     }
     if servers.fatal is not None:
         extra["error"] = servers.fatal
     ray.get([w.close.remote() for w in distinct(workers)])
     closed = session.finish(status, extra)
+    closed = session.write(with_session_bill(closed, extra["totals"]))
     if extra["sim_counters"]:  # the run's totals: a resume adds to the earlier sessions'
         closed = session.write(with_session_counters(closed, extra["sim_counters"]))
     return closed
@@ -237,7 +248,13 @@ def execute_sweep(
     manifest = _session_manifest(p)
     session = RunSession(p.run_dir, p.layout, manifest, p.cfg.retry.trajectory_attempts)
     session.write(manifest)
-    sink = Sink(p.run_dir, manifest.run_id, p.layout, on_commit=session.add_rows)
+    sink = Sink(
+        p.run_dir,
+        manifest.run_id,
+        p.layout,
+        on_commit=session.add_rows,
+        on_requests=session.add_requests,
+    )
     stop = StopFlag()
     stop.install()
     print(f"run directory: {p.run_dir}", file=sys.stderr, flush=True)
@@ -298,8 +315,13 @@ def _run_session(
 ) -> str | None:
     """Ray, workers, probes, plan, coordinator; closes the session, returns the fatal line."""
     from pipeline.sweep.actors import init_ray, start_workers
+    from pipeline.sweep.budget_actor import start_budget
 
-    settings = {ep.config_id: worker_settings(p, ep, dates) for ep in servers.endpoints}
+    index = session_index(session.manifest)
+    settings = {
+        ep.config_id: dataclasses.replace(worker_settings(p, ep, dates), session=index)
+        for ep in servers.endpoints
+    }
     started = servers.describe()
     if started:  # the local servers this session runs on: build, argv, props, differences
         session.update_extra(local_servers=started)
@@ -310,6 +332,12 @@ def _run_session(
         os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process
     init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir, dashboard=p.cfg.ray.dashboard)
     stop.install()  # Ray's init replaced the SIGTERM handler with its own exit
+    if budget_set(p.cfg.budget):  # one ledger for every worker, from what the run spent
+        spent = session.spent()
+        gate = start_budget(
+            p.cfg.budget, spent_usd=spent["cost_usd"], requests=int(spent["requests"])
+        )
+        settings = {cid: dataclasses.replace(s, budget=gate) for cid, s in settings.items()}
     workers = start_workers(settings, p.cfg.ray.endpoints_per_worker)
     if not p.resuming:
         not_run, verdicts = _probe_all(p, workers, sink)

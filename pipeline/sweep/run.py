@@ -9,6 +9,7 @@ and a manifest that records the overrides, so `resume=RUN_DIR` alone continues i
 from __future__ import annotations
 
 import dataclasses
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -22,7 +23,7 @@ import pyarrow as pa
 
 from pipeline import studies
 from pipeline.config import RunConfig, compose_dict, load
-from pipeline.config.schema import EndpointConfig
+from pipeline.config.schema import EndpointConfig, ttl_seconds
 from pipeline.endpoints.panels import (
     PanelResolution,
     check_secrets,
@@ -35,6 +36,7 @@ from pipeline.store.manifest import Manifest, load_manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
 from pipeline.store.provenance import provenance_lock
 from pipeline.store.reader import RunDirError, read_plan, validate_run_dir
+from pipeline.sweep.response_cache import RUN_CACHE_DIR
 from pipeline.study import Study, StudyDefinition, UnitSpec
 from pipeline.sweep import run_names
 from pipeline.sweep.history import session_entry
@@ -203,7 +205,25 @@ def worker_settings(
         offline=p.resolution.kind == "offline",
         retry=cfg.retry,
         timeouts=cfg.timeouts,
+        cache_dir=cache_dir(p),
+        cache_ttl_s=ttl_seconds(cfg.cache.ttl) if cfg.cache.scope == "shared" else None,
     )
+
+
+def cache_dir(p: Prepared) -> str | None:
+    """The response cache's directory for this run (None: cache.scope=off)."""
+    cache = p.cfg.cache
+    if cache.scope == "off":
+        return None
+    if cache.scope == "run":
+        return str(p.run_dir / RUN_CACHE_DIR)
+    return str(Path(cache.dir).expanduser() if cache.dir else shared_cache_root())
+
+
+def shared_cache_root() -> Path:
+    """$FOLDSWEEP_CACHE/responses (default ~/.cache/foldsweep/responses)."""
+    root = os.environ.get("FOLDSWEEP_CACHE") or str(Path.home() / ".cache" / "foldsweep")
+    return Path(root) / "responses"
 
 
 def lost_records_builder(
