@@ -140,7 +140,7 @@ class Coordinator:
         self.cache_hits += bill.cache_hits
         if records.cut is not None:  # the budget stopped it: not run, continued on resume
             self.cut.append(spec)
-            self.sink.event(records.cut, config_id=spec.config_id, row_id=spec.row_id, cut=True)
+            self.sink.event("budget_cut", config_id=spec.config_id, row_id=spec.row_id, cut=True)
             self.stopping = self.stopping or "budget_exhausted"
             return
         self.attempts += 1

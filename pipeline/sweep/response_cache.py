@@ -31,6 +31,12 @@ TMP_PREFIX = ".tmp-"
 RUN_CACHE_DIR = "cache"  # RUN_DIR/cache for scope=run
 
 
+def shared_cache_root() -> Path:
+    """$FOLDSWEEP_CACHE/responses (default ~/.cache/foldsweep/responses): cache.scope=shared."""
+    root = os.environ.get("FOLDSWEEP_CACHE") or str(Path.home() / ".cache" / "foldsweep")
+    return Path(root) / "responses"
+
+
 @dataclass(frozen=True)
 class CacheEntry:
     key: str

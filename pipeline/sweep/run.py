@@ -9,7 +9,6 @@ and a manifest that records the overrides, so `resume=RUN_DIR` alone continues i
 from __future__ import annotations
 
 import dataclasses
-import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -36,7 +35,7 @@ from pipeline.store.manifest import Manifest, load_manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
 from pipeline.store.provenance import provenance_lock
 from pipeline.store.reader import RunDirError, read_plan, validate_run_dir
-from pipeline.sweep.response_cache import RUN_CACHE_DIR
+from pipeline.sweep.response_cache import RUN_CACHE_DIR, shared_cache_root
 from pipeline.study import Study, StudyDefinition, UnitSpec
 from pipeline.sweep import run_names
 from pipeline.sweep.history import session_entry
@@ -218,12 +217,6 @@ def cache_dir(p: Prepared) -> str | None:
     if cache.scope == "run":
         return str(p.run_dir / RUN_CACHE_DIR)
     return str(Path(cache.dir).expanduser() if cache.dir else shared_cache_root())
-
-
-def shared_cache_root() -> Path:
-    """$FOLDSWEEP_CACHE/responses (default ~/.cache/foldsweep/responses)."""
-    root = os.environ.get("FOLDSWEEP_CACHE") or str(Path.home() / ".cache" / "foldsweep")
-    return Path(root) / "responses"
 
 
 def lost_records_builder(
