@@ -54,10 +54,16 @@ class EncodingRenderer(Protocol):
     async def send_template(self, payload: bytes) -> str: ...
 
 
-def endpoint_identity(endpoint: EndpointConfig) -> bytes:
-    """What makes two endpoints the same server for the cache: URL, model, pin, quantization."""
-    parts = (endpoint.base_url.rstrip("/"), endpoint.model, endpoint.provider or "")
-    return "\n".join((*parts, endpoint.quantization or "")).encode()
+def endpoint_identity(endpoint: EndpointConfig, served_by: str | None = None) -> bytes:
+    """What makes two endpoints the same server for the cache: URL, model, pin, quantization.
+
+    A server the engine starts itself (sim, local) gets a new port each session, so its URL
+    says nothing: `served_by` names it instead (the panel kind, the configuration and what
+    the server is started from), and a resume finds its replies again.
+    """
+    where = endpoint.base_url.rstrip("/") if served_by is None else f"served:{served_by}"
+    parts = (where, endpoint.model, endpoint.provider or "", endpoint.quantization or "")
+    return "\n".join(parts).encode()
 
 
 def cache_key(identity: bytes, kind: bytes, payload: bytes, repeat: int, position: int) -> str:

@@ -2,9 +2,12 @@
 
 Rule (docs/protocol.md, "The request boundary"): a request is admitted only while the run's
 spend, plus a reservation for every request in flight, plus one more reservation stays under
-`budget.usd`; a reservation is the larger of the dearest request seen so far and the request's
-own worst case at the endpoint's prices (its estimated prompt plus `max_tokens` of output; 0
-where the endpoint has no prices).
+`budget.usd`; a reservation is the dearest request seen so far or, before any request of the
+run has settled with a cost, the request's own worst case at the endpoint's prices (its
+estimated prompt plus `max_tokens` of output; 0 where the endpoint has no prices). The worst
+case guards the first wave, when nothing is known; after it the dearest real request is a
+far closer guess (a worst case at a 2,400-token cap stopped a sweep with half its budget
+unspent and no unit finished).
 `budget.requests` counts requests sent (cache hits are free) and in flight, and is never
 exceeded. The first refusal stops the run for good (sticky): every later request is refused,
 so the units in flight end at their next request as not run (`budget_exhausted`), and a
@@ -62,7 +65,7 @@ class BudgetLedger:
         """A reservation (USD) for one more request, or None: refused, and stopped for good."""
         if self.stopped:
             return None
-        ahead = max(self.dearest_usd, estimate_usd)
+        ahead = self.dearest_usd if self.dearest_usd > 0 else estimate_usd
         over_usd = self.usd is not None and self.spent_usd + self.reserved_usd + ahead >= self.usd
         over_requests = (
             self.max_requests is not None and self.requests + self.in_flight + 1 > self.max_requests

@@ -142,6 +142,16 @@ def _coordinate(
         sink.flush()
 
 
+def served_by(p: Prepared, config_id: str) -> str | None:
+    """A stable name for a server this sweep starts itself (its URL changes every session);
+    None for an endpoint the user gave, whose URL identifies it."""
+    planned = {inc.config_id: inc.endpoint for inc in p.resolution.included}.get(config_id)
+    if planned is None or planned.base_url:
+        return None
+    started_from = f"sim.seed={p.cfg.sim.seed}" if p.simulated else p.resolution.kind
+    return f"{p.resolution.kind}:{config_id}:{started_from}"
+
+
 def stop_check(stop: StopFlag, servers: EndpointServers) -> Callable[[], bool]:
     """The coordinator's `should_stop`: a signal, or a server that can no longer serve."""
     return lambda: stop.requested or servers.fatal is not None
@@ -319,7 +329,9 @@ def _run_session(
 
     index = session_index(session.manifest)
     settings = {
-        ep.config_id: dataclasses.replace(worker_settings(p, ep, dates), session=index)
+        ep.config_id: dataclasses.replace(
+            worker_settings(p, ep, dates), session=index, served_by=served_by(p, ep.config_id)
+        )
         for ep in servers.endpoints
     }
     started = servers.describe()

@@ -51,6 +51,7 @@ class WorkerSettings:
     cache_dir: str | None = None  # the response cache's directory; None: cache.scope=off
     cache_ttl_s: float | None = None  # a shared cache's entry lifetime (None: never expires)
     budget: BudgetGate | None = None  # the run's budget gate; None: the run has no budget
+    served_by: str | None = None  # an engine-started server's stable name (boundary.py)
 
 
 def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
@@ -112,7 +113,7 @@ class EndpointWorkerCore:
             cache = ResponseCache(Path(settings.cache_dir), settings.cache_ttl_s)
         self.boundary = BoundaryContext(
             endpoint=settings.endpoint,
-            identity=endpoint_identity(settings.endpoint),
+            identity=endpoint_identity(settings.endpoint, settings.served_by),
             step_purpose=self.runner.step_purpose,
             session=settings.session,
             cache=cache,
