@@ -29,11 +29,11 @@ from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.client import EncodedRequest, estimate_tokens
 from pipeline.endpoints.template import template_body
 from pipeline.endpoints.wire import build_body, encode_body
-from pipeline.sweep.response_cache import ResponseCache
 from pipeline.study import Record, UnitSpec
 from pipeline.sweep.bill import BillCounter
 from pipeline.sweep.budget import BudgetGate, BudgetStop
 from pipeline.sweep.progress import LiveCounts
+from pipeline.sweep.response_cache import ResponseCache
 
 TemplateCall = Callable[[ChatRequest], Awaitable[str]]
 

@@ -451,5 +451,6 @@ def _ending(
         simulated=bool(manifest.extra.get("simulated")) or session.any_simulated(),
         report=report,
         run_dir=run_dir,
+        cache_hits=int(manifest.extra.get("totals", {}).get("cache_hits", 0)),
     )
     return SweepEnd(run_dir, status, summary.EXIT_OK, paragraph, report)

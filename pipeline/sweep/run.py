@@ -35,12 +35,12 @@ from pipeline.store.manifest import Manifest, load_manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
 from pipeline.store.provenance import provenance_lock
 from pipeline.store.reader import RunDirError, read_plan, validate_run_dir
-from pipeline.sweep.response_cache import RUN_CACHE_DIR, shared_cache_root
 from pipeline.study import Study, StudyDefinition, UnitSpec
 from pipeline.sweep import run_names
 from pipeline.sweep.history import session_entry
 from pipeline.sweep.orphans import stop_orphans
 from pipeline.sweep.plan import build_plan, plan_table
+from pipeline.sweep.response_cache import RUN_CACHE_DIR, shared_cache_root
 from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
 from pipeline.sweep.resume_change import ConfigChange, changes_on_resume, planned_now
 from pipeline.sweep.rows import RowContext, UnitRecords, unit_records

@@ -26,11 +26,11 @@ from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, render
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
-from pipeline.sweep.response_cache import ResponseCache
 from pipeline.study import Study, UnitContext, UnitRunner, UnitSpec
 from pipeline.sweep.boundary import BoundaryContext, RequestBoundary, endpoint_identity
 from pipeline.sweep.budget import BUDGET_STOP, BudgetGate, BudgetStop
 from pipeline.sweep.progress import EndpointLive, LiveCounts
+from pipeline.sweep.response_cache import ResponseCache
 from pipeline.sweep.rows import RowContext, UnitRecords, cut_records, unit_records
 
 
