@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,19 +64,10 @@ class EchoRunner:
         except EndpointError as exc:  # the shared vocabulary names it
             failure = endpoint_failure(exc)
             outcome = UnitOutcome(
-                False, failure.invalid_reason, failure.retryable, 1, error_detail=failure.detail
+                False, failure.invalid_reason, failure.retryable, error_detail=failure.detail
             )
             return UnitResult(outcome, {"echo_matches": None})
-        usage = response.usage
-        outcome = UnitOutcome(
-            valid=True,
-            requests=1,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cost_usd=response.cost_usd,
-            simulated=response.simulated,
-        )
-        outcome = replace(outcome, steps=1)
+        outcome = UnitOutcome(valid=True)  # the engine bills the request itself
         row = {"echo_matches": response.text == sent}
         return UnitResult(outcome, row, {"echoes": [{"sent": sent, "echoed": response.text}]})
 
