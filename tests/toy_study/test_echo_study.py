@@ -79,3 +79,21 @@ def test_unknown_key_in_the_toy_study_node_is_refused_before_anything_starts(
     with pytest.raises(ConfigError, match=r"study\.colour"):
         execute_sweep(["+panel=sim", "+study.colour=red", f"out_dir={tmp_path / 'runs'}"])
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_toy_study_gets_the_shared_nothing_ran_report_with_no_code_of_its_own(
+    echo_conf: Path, tmp_path: Path
+) -> None:
+    """Issue 18: the nothing-ran rule is the frame's (jobs.outcome_frame), for every study."""
+    from tests.jobs.test_jobs_nothing_ran import REFUSED, manifest, plan, probes, write_plan_only
+
+    run_dir = write_plan_only(
+        tmp_path,
+        plan({"ep-a": "probe:unreachable"}),
+        manifest(probes("ep-a", "unreachable", REFUSED)),
+    )
+    framed = studies.resolve("echo")
+    report = framed.analyze(run_dir, None)
+    first = report.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("Nothing ran: 1 of 1 configuration unreachable")
+    assert framed.nothing_ran_cause(run_dir) == first.removeprefix("Nothing ran: ").rstrip(".")
