@@ -2,9 +2,9 @@
 
 `render_report` reads what `jobs.carrier.run_all.analyze` wrote (summary.json first) and
 never analyzes. `write_report` (the `report` command) runs the analysis first only when its
-outputs are missing (with the manifest's settings), and writes the nothing-ran report
-(jobs/nothing_ran.py) for a sweep's run directory (it has a manifest) without a
-single row. The report opens with the shared provenance header (jobs/provenance_header.py):
+outputs are missing (with the manifest's settings); a run without a single row never gets
+here: the shared outcome frame (jobs/outcome_frame.py) writes its nothing-ran report.
+The report opens with the shared provenance header (jobs/provenance_header.py):
 its first line is `SIMULATED ...` when any row of the run is simulated or the run was planned
 on simulated endpoints, and every figure of such a run carries a SIMULATED mark
 (jobs/figures_common.py).
@@ -22,8 +22,7 @@ from jobs.carrier import report_sections as sections
 from jobs.carrier import run_all
 from jobs.carrier.run_all import SUMMARY_FILE
 from jobs.provenance_header import provenance_header, run_is_simulated
-from pipeline.store import Layout, RunDirError, part_paths
-from pipeline.store.reader import MANIFEST_FILE
+from pipeline.store import Layout, RunDirError
 
 REPORT_FILE = "report.md"
 
@@ -121,10 +120,6 @@ def write_report(run_dir: Path, *, layout: Layout | None = None) -> Path:
     """report.md for a run directory, analyzing it first only if it has not been analyzed."""
     run_dir = io.require_run_dir(Path(run_dir))
     layout = layout or run_all.carrier_layout()
-    if not part_paths(run_dir, "rows", layout) and (run_dir / MANIFEST_FILE).is_file():
-        from jobs.nothing_ran import write_nothing_ran_report
-
-        return write_nothing_ran_report(run_dir)
     if not (io.analysis_dir(run_dir) / SUMMARY_FILE).is_file():
         run_all.analyze(run_dir, layout=layout)
     return render_report(run_dir)
