@@ -12,7 +12,7 @@ from jobs.figures_common import save_figure
 from jobs.small_sample import MIN_CELL_N
 from jobs.traces.figures import visibility_heatmap
 from jobs.traces.markdown import cell, mark_small, pct, small_footnote, table
-from jobs.traces.matrix import SHIPPED
+from jobs.traces.matrix import SHIPPED, USER
 
 QWEN3, KIMI = "Qwen3", "Kimi-K2"
 RECITES_ALMOST_NOTHING = 0.2  # recited share of the secrets in the prompt: "almost nothing"
@@ -58,7 +58,11 @@ def _plain_statements(classes: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
         lines.append(f"- No shipped {' or '.join(missing)} template in this run's inputs.")
     dropped = classes.filter(pl.col("tool_calls_dropped"))
     for row in dropped.iter_rows(named=True):
-        where = "shipped" if row["source"] == SHIPPED else f"{row['config_id']} [{row['renderer']}]"
+        where = (
+            str(row["source"])
+            if row["source"] in (SHIPPED, USER)
+            else f"{row['config_id']} [{row['renderer']}]"
+        )
         lines.append(
             f"- **`{row['template']}` ({where}) drops tool calls altogether**: no tool call's "
             f"argument reached any rendered prompt, while its reasoning class is "
@@ -67,7 +71,11 @@ def _plain_statements(classes: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
     crashed = classes.filter(pl.col("shapes_crashed") > 0)
     by_failure: dict[tuple[str, int, int, str], list[str]] = {}
     for row in crashed.iter_rows(named=True):
-        where = "shipped" if row["source"] == SHIPPED else f"{row['config_id']} [{row['renderer']}]"
+        where = (
+            str(row["source"])
+            if row["source"] in (SHIPPED, USER)
+            else f"{row['config_id']} [{row['renderer']}]"
+        )
         total = int(row["shapes_rendered"]) + int(row["shapes_crashed"])
         key = (str(row["template"]), int(row["shapes_crashed"]), total, str(row["crash_errors"]))
         by_failure.setdefault(key, []).append(where)

@@ -47,6 +47,41 @@ def shipped_templates() -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(TEMPLATE_DIR.glob("*.jinja"))}
 
 
+def read_template(path: Path, what: str) -> str:
+    """A template file's text; a missing or non-UTF-8 file is one line naming it."""
+    if not path.is_file():
+        raise ConfigError(f"{what}: {path} is not a file")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what}: {path} is not UTF-8 text (byte {exc.start})") from None
+
+
+def user_templates(paths: tuple[str, ...]) -> dict[str, str]:
+    """`study.templates`: each file's text under its stem; a clash with another name is refused."""
+    found: dict[str, str] = {}
+    for raw in paths:
+        path = Path(raw)
+        name = path.stem
+        if name in found:
+            raise ConfigError(f"study.templates: two files are named {name!r}; rename one")
+        found[name] = read_template(path, "study.templates")
+    return found
+
+
+def all_templates(cfg_templates: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """The offline matrix's templates (shipped and the user's) and each one's source label."""
+    shipped = shipped_templates()
+    user = user_templates(cfg_templates)
+    clash = sorted(set(user) & set(shipped))
+    if clash:
+        raise ConfigError(
+            f"study.templates: {clash[0]!r} is the name of a shipped template; rename the file"
+        )
+    sources = {**{n: "shipped" for n in shipped}, **{n: "user" for n in user}}
+    return {**shipped, **user}, sources
+
+
 def _arms(names: tuple[str, ...]) -> dict[str, Arm]:
     folder = conf_dir() / "traces" / "arms"
     available = sorted(p.stem for p in folder.glob("*.yaml"))
@@ -74,7 +109,7 @@ def _real_items(cfg: CompressionConfig) -> list[TraceItem]:
         path = Path(cfg.user_jsonl)
         if not path.is_file():
             raise ConfigError(f"study.compression.user_jsonl {path} is not a file")
-        return from_jsonl(path.read_text(encoding="utf-8"), str(path), edges)
+        return from_jsonl(path.read_bytes(), str(path), edges)
     items: list[TraceItem] = []
     transcripts = DATA_DIR / "transcripts"
     origins = _origins(transcripts / "SOURCES.json")
@@ -121,11 +156,12 @@ def endpoint_template(endpoint: EndpointConfig) -> EndpointTemplate | None:
         return None
     path = template_path(spec)
     if path is not None:
-        return EndpointTemplate(path.stem, path.read_text(encoding="utf-8"))
+        source = "shipped" if path.resolve().parent == TEMPLATE_DIR else "user"
+        return EndpointTemplate(path.stem, read_template(path, "local.chat_template_file"), source)
     weights = locate_weights(spec.source)
     with weights.open("rb") as handle:
         text = chat_template(handle)
-    return EndpointTemplate(f"gguf:{weights.stem}", text) if text else None
+    return EndpointTemplate(f"gguf:{weights.stem}", text, "gguf") if text else None
 
 
 @dataclass(frozen=True)
@@ -137,12 +173,14 @@ class TracesDefinition:
     def configure(self, node: Mapping[str, Any]) -> TracesStudy:
         cfg = traces_config(node)
         items, counts = read_items(cfg.compression)
+        templates, sources = all_templates(cfg.templates)
         return TracesStudy(
             config=cfg,
             compression_arms=_arms(cfg.arms),
             items=tuple(items),
             band_counts=tuple(counts),
-            templates=shipped_templates(),
+            templates=templates,
+            template_sources=sources,
             template_loader=endpoint_template,
         )
 

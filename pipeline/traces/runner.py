@@ -14,6 +14,7 @@ from pipeline.traces.config import TracesConfig
 from pipeline.traces.recital import EndpointTemplate, recital_shapes, run_visibility
 from pipeline.traces.records import ROW_COLUMNS
 from pipeline.traces.summarise import run_compression
+from pipeline.traces.visibility.sandbox import RenderSandbox
 
 VISIBILITY = "visibility"
 TemplateLoader = Callable[[EndpointConfig], EndpointTemplate | None]
@@ -64,9 +65,15 @@ class TracesRunner:
         recital = self.config.recital
         template = self.template()
         shapes = recital_shapes(recital.dialects, recital.content_forms, recital.args_forms)
-        out = await run_visibility(
-            client, template, shapes, max_tokens=recital.max_tokens, seed=context.seed
-        )
+        with RenderSandbox() as sandbox:  # a user's template is code: bounded renders
+            out = await run_visibility(
+                client,
+                template,
+                shapes,
+                max_tokens=recital.max_tokens,
+                seed=context.seed,
+                renderer=sandbox,
+            )
         row = {
             **empty_row(),
             "part": "visibility",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
@@ -41,8 +41,9 @@ class TracesStudy:
     compression_arms: Mapping[str, Arm]
     items: tuple[TraceItem, ...]
     band_counts: tuple[BandCount, ...]
-    templates: Mapping[str, str]  # shipped templates for the offline matrix: name -> text
+    templates: Mapping[str, str]  # the offline matrix's templates: name -> text
     template_loader: TemplateLoader
+    template_sources: Mapping[str, str] = field(default_factory=dict)  # name -> shipped | user
 
     name = "traces"
     default_panel = "local"
@@ -69,7 +70,11 @@ class TracesStudy:
         counts = [{"band": c.band, "available": c.available, "taken": c.taken}
                   for c in self.band_counts]  # fmt: skip
         templates = {
-            name: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "text": text}
+            name: {
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "source": self.template_sources.get(name, "shipped"),
+                "text": text,
+            }
             for name, text in sorted(self.templates.items())
         }
         return {
@@ -91,6 +96,8 @@ class TracesStudy:
                 "items": len(self.items),
                 "synthetic_items": synthetic,
                 "templates": sorted(self.templates),
+                "template_sources": {n: self.template_sources.get(n, "shipped")
+                                     for n in sorted(self.templates)},  # fmt: skip
                 "band_counts": {c.band: c.taken for c in self.band_counts},
             },
         )

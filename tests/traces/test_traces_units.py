@@ -94,7 +94,7 @@ def test_visibility_unit_renders_live_and_offline_and_recites_what_the_model_saw
     renderers = {p["renderer"] for p in probes}
     assert renderers == {"jinja2-hf", "llama-server"}
     row = result.row
-    assert row["live_renders"] == 75 and row["renders_identical"] >= 1
+    assert row["live_renders"] == 100 and row["renders_identical"] >= 1
     recitals = result.tables["recitals"]
     assert {r["structure"] for r in recitals} >= {"plain_user", "tool1_open", "tool1_user"}
     assert row["secrets_sent"] == len(recitals) and row["recited"] == len(recitals)
