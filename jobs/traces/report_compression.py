@@ -48,12 +48,7 @@ def _items(items: tuple[pl.DataFrame, pl.DataFrame] | None) -> list[str]:
     lines += table(
         counts, [("band", "band", None), ("available", "available", None), ("taken", "taken", None)]
     )
-    empty = counts.filter(pl.col("available") == 0)["band"].to_list()
-    if empty:
-        lines += [
-            "",
-            f"No real trace falls in {', '.join(empty)}: only synthetic traces stand there.",
-        ]
+    lines += _empty_bands(frame, counts)
     synthetic = frame.filter(pl.col("synthetic"))
     if synthetic.height:
         lines += [
@@ -69,6 +64,24 @@ def _items(items: tuple[pl.DataFrame, pl.DataFrame] | None) -> list[str]:
     else:
         lines += ["", "No item is synthetic: every trace is real."]
     return [*lines, ""]
+
+
+def _empty_bands(frame: pl.DataFrame, counts: pl.DataFrame) -> list[str]:
+    """Bands without a real trace: say what stands there (synthetic traces, or nothing)."""
+    empty = counts.filter(pl.col("available") == 0)["band"].to_list()
+    with_synthetic = set(frame.filter(pl.col("synthetic"))["band"].to_list())
+    covered = [b for b in empty if b in with_synthetic]
+    bare = [b for b in empty if b not in with_synthetic]
+    lines = []
+    if covered:
+        lines += ["", f"No real trace falls in {', '.join(covered)}: only synthetic traces stand there."]
+    if bare:
+        lines += [
+            "",
+            f"No real trace falls in {', '.join(bare)}, and no synthetic trace was generated "
+            "for it (study.compression.synthetic_per_band): that band is empty in this run.",
+        ]
+    return lines
 
 
 def _bands(table_: pl.DataFrame) -> list[str]:

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import jinja2
-from jinja2 import meta, nodes
+from jinja2 import nodes
 
 KNOWN_SWITCHES = (
     "enable_thinking",
@@ -162,12 +162,16 @@ def template_reads(template: str) -> TemplateReads:
     """The switches and fields `template` reads (see the module docstring)."""
     env = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"])
     try:
-        tree = env.parse(template)
-        context = meta.find_undeclared_variables(tree)
+        tree = env.parse(template)  # parsing evaluates nothing
     except (jinja2.TemplateSyntaxError, RecursionError):
         return _fallback(template)
-    tested = _tested(tree) - _assigned(tree)
-    names = sorted(n for n in context - CONTEXT_NAMES if n in KNOWN_SWITCHES or n in tested)
+    assigned = _assigned(tree)
+    loaded = _names(tree) - CONTEXT_NAMES
+    names = sorted(
+        n
+        for n in loaded
+        if n in KNOWN_SWITCHES or (n in _tested(tree) and n not in assigned)
+    )
     switches = tuple(Switch(n, _compared_strings(tree, n) or (True, False)) for n in names)
     fields = _fields(tree)
     return TemplateReads(

@@ -24,8 +24,9 @@ code, so a render is bounded here in-process, and in time and memory by the chil
   limit `recursion`; the sandbox's `range` refuses more than 100,000 items (Jinja's MAX_RANGE);
 - output size: the render's chunks are counted as they are produced and the render stops past
   `MAX_OUTPUT_CHARS` (`OutputTooLarge`, limit `output_size`); a `*` whose string or list result
-  would pass that size, or a `**` beyond `MAX_POWER_BITS`, is refused before it is computed,
-  so `'a' * 10**10` never allocates;
+  would pass that size, a `**` beyond `MAX_POWER_BITS`, or a `%` format width past the bound
+  is refused before it is computed, so `'a' * 10**10` never allocates (intercepted operators
+  are also never folded as constants when the template compiles);
 - memory: a `MemoryError` is the outcome `MemoryError`, limit `memory`.
 `limit_of(error_type)` names the limit an outcome hit ("" for a template's own error).
 """
@@ -35,6 +36,7 @@ from __future__ import annotations
 import functools
 import json
 import operator
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -84,6 +86,9 @@ def limit_of(error_type: str) -> str:
     return LIMITS.get(error_type, "")
 
 
+_FORMAT_WIDTH = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(\d*)(?:\.(\d+))?")
+
+
 def _sized(value: Any) -> int | None:
     return len(value) if isinstance(value, str | list | tuple) else None
 
@@ -91,9 +96,15 @@ def _sized(value: Any) -> int | None:
 class BoundedEnvironment(ImmutableSandboxedEnvironment):
     """The HF sandbox, refusing a `*` or `**` whose result would pass the output bound."""
 
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "%"})
 
     def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
+        if operator_name == "%":
+            if isinstance(left, str):
+                widths = [int(w) for pair in _FORMAT_WIDTH.findall(left) for w in pair if w]
+                if widths and max(widths) > MAX_OUTPUT_CHARS:
+                    raise OutputTooLarge(f"a format width of {max(widths)} passes the output bound")
+            return operator.mod(left, right)
         if operator_name == "*":
             for seq, times in ((left, right), (right, left)):
                 size = _sized(seq)
