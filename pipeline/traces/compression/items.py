@@ -149,7 +149,7 @@ def from_openhands(
 
 
 def from_openhands_jsonl(
-    text: str, path: str, origin: str = "", edges: Sequence[int] = DEFAULT_EDGES
+    text: str | bytes, path: str, origin: str = "", edges: Sequence[int] = DEFAULT_EDGES
 ) -> list[TraceItem]:
     """An OpenHands output JSONL: one record with a `history` per line, ids by line number."""
     items: list[TraceItem] = []

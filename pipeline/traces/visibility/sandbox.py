@@ -3,7 +3,7 @@
 A pure-Python Jinja render cannot be interrupted from the same process (a thread cannot be
 killed, and SIGALRM works only on the main thread, which a Ray worker's actor is not), so every
 render of a template a user or a run directory supplies goes to one long-lived child process
-(`python -m pipeline.traces.visibility.sandbox`). Decisions (docs/protocol.md, "Reasoning
+(`python -m pipeline.traces.visibility.render_child`). Decisions (docs/protocol.md, "Reasoning
 traces: bounded renders"):
 
 - The child renders with `render.render` (recursion and output-size bounds in-process) under
@@ -38,12 +38,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Protocol
 
-from pipeline.traces.visibility.render import FIXED_NOW, Rendered, render
+from pipeline.traces.visibility.render import FIXED_NOW, Rendered
 
 DEFAULT_SECONDS = 2.0
 DEFAULT_MEMORY_BYTES = 1 << 30
 DEFAULT_MAX_TIMEOUTS = 2
 _ROOT = Path(__file__).resolve().parents[3]
+CHILD_MODULE = "pipeline.traces.visibility.render_child"
 
 
 class Renderer(Protocol):
@@ -111,7 +112,7 @@ class RenderSandbox:
             self.close()
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), *sys.path])}
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "pipeline.traces.visibility.sandbox", str(self.memory_bytes)],
+                [sys.executable, "-m", CHILD_MODULE, str(self.memory_bytes)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,
@@ -180,34 +181,3 @@ def _read_line(stream: IO[bytes], seconds: float) -> bytes | None:
     if not ready:
         return None
     return stream.readline()  # the child writes each answer as one line in one flush
-
-
-def _serve(memory_bytes: int) -> None:
-    """The child's loop: one job a line in, one answer a line out, until stdin closes."""
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    templates: dict[str, str] = {}
-    for line in sys.stdin.buffer:
-        job = json.loads(line)
-        if "template" in job:
-            templates[job["sha"]] = job["template"]
-        outcome = render(
-            templates[job["sha"]],
-            job["messages"],
-            tools=job["tools"],
-            add_generation_prompt=job["add_generation_prompt"],
-            extra=job["extra"],
-            now=datetime.fromisoformat(job["now"]),
-        )
-        answer = {
-            "prompt": outcome.prompt,
-            "error_type": outcome.error_type,
-            "error_message": outcome.error_message,
-        }
-        sys.stdout.buffer.write(json.dumps(answer).encode() + b"\n")
-        sys.stdout.buffer.flush()
-
-
-if __name__ == "__main__":
-    _serve(int(sys.argv[1]))
