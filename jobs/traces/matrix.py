@@ -106,12 +106,15 @@ CELL_SCHEMA = {
 }
 
 
-def shipped_matrix(entries: Mapping[str, Mapping[str, str]] | None) -> pl.DataFrame:
-    """The offline matrix of the run's templates (name -> {text, source}), sandboxed."""
+def shipped_matrix(entries: Mapping[str, Mapping[str, str] | str] | None) -> pl.DataFrame:
+    """The offline matrix of the run's templates (name -> {text, source}, or name -> text for
+    shipped ones), sandboxed."""
     if not entries:
         return pl.DataFrame([], schema=PROBE_SCHEMA)
-    templates = {name: e["text"] for name, e in entries.items()}
-    sources = {name: e.get("source", SHIPPED) for name, e in entries.items()}
+    templates = {n: e if isinstance(e, str) else e["text"] for n, e in entries.items()}
+    sources = {
+        n: SHIPPED if isinstance(e, str) else e.get("source", SHIPPED) for n, e in entries.items()
+    }
     with RenderSandbox() as sandbox:
         records = matrix(templates, renderer=sandbox, sources=sources)
     return pl.DataFrame(records, schema=PROBE_SCHEMA)

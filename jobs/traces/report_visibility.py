@@ -232,8 +232,11 @@ def part1(out: Path, *, simulated: bool) -> list[str]:
             ("configuration", "config_id", None),
             ("renderer", "renderer", None),
             ("template", "template", None),
+            ("template source", "template_source", None),
             ("class", "visibility", lambda v: f"`{v}`"),
+            ("unrenderable because", "unrenderable_reason", None),
             ("dialects read", "dialects_read", None),
+            ("switches read", "switches_read", None),
             ("tool calls dropped", "tool_calls_dropped", lambda v: "**yes**" if v else "no"),
             ("switches that matter", "switch_effects", None),
             ("shapes rendered", "shapes_rendered", None),
@@ -251,4 +254,46 @@ def part1(out: Path, *, simulated: bool) -> list[str]:
     return lines
 
 
-__all__ = ["part1", "recital_summary"]
+def switch_section(out: Path) -> list[str]:
+    """The class of every template under every switch setting it tests (issue 21)."""
+    path = out / "template_switch_classes.parquet"
+    lines = ["### The class per thinking-switch setting", ""]
+    if not path.is_file():
+        return [*lines, "No switch table in this analysis.", ""]
+    rows = pl.read_parquet(path)
+    counts = rows.group_by("source", "config_id", "renderer", "template").len("settings")
+    switched = rows.join(
+        counts.filter(pl.col("settings") > 1),
+        on=["source", "config_id", "renderer", "template"],
+        maintain_order="left",
+    )
+    plain = counts.filter(pl.col("settings") == 1)["template"].unique().sort().to_list()
+    lines += [
+        "Switches are read from each template's syntax tree (`enable_thinking`, "
+        "`preserve_thinking`, `thinking`, `clear_thinking`, `reasoning_effort`, `keep_cot`, and "
+        "any other `{% if X %}` over a kwarg; pipeline/traces/visibility/reads.py); every setting "
+        "(unset included) is rendered offline. `(default)` passes nothing.",
+        "",
+    ]
+    if switched.height:
+        lines += table(
+            switched.with_columns(
+                pl.when(pl.col("switches") == "").then(pl.lit("(default)"))
+                .otherwise(pl.col("switches")).alias("setting")
+            ),
+            [
+                ("source", "source", None),
+                ("configuration", "config_id", None),
+                ("renderer", "renderer", None),
+                ("template", "template", None),
+                ("switch setting", "setting", None),
+                ("class", "visibility", lambda v: f"`{v}`"),
+                ("unrenderable because", "unrenderable_reason", None),
+            ],
+        )
+    if plain:
+        lines += ["", "Templates that test no switch (one setting): " + ", ".join(f"`{t}`" for t in plain) + "."]
+    return [*lines, ""]
+
+
+__all__ = ["part1", "recital_summary", "switch_section"]

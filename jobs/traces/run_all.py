@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs import io
-from jobs.traces import compression, matrix, paired, recital
+from jobs.traces import compression, matrix, paired, recital, scan_report
 from jobs.traces.report import render_report
 from jobs.traces.tables import final_units, load, of_units, read_template_entries
 from pipeline.config.schema import AnalysisConfig
@@ -22,6 +22,8 @@ OUTPUTS = (
     "compression_pairs",
     "compression_paired",
     "compression_decoding",
+    "trace_scan",
+    "trace_scan_bands",
 )
 
 
@@ -36,6 +38,7 @@ def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
     classes = matrix.template_classes(shipped, probes)
     differ, agree = matrix.render_disagreements(probes)
     pair_rows = paired.pairs(compressions)
+    scanned, scan_bands = scan_report.scan_tables(scan_report.read_scan(run_dir))
     boot = analysis.bootstrap
     tables = {
         "template_matrix": shipped,
@@ -51,6 +54,8 @@ def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
             pair_rows, seed=boot.seed, resamples=boot.resamples
         ),
         "compression_decoding": compression.decoding_table(compressions),
+        "trace_scan": scanned,
+        "trace_scan_bands": scan_bands,
     }
     out = io.analysis_dir(run_dir)
     for name in OUTPUTS:

@@ -35,6 +35,7 @@ from pipeline.traces.compression.items import (
 )
 from pipeline.traces.config import CompressionConfig, traces_config
 from pipeline.traces.recital import EndpointTemplate
+from pipeline.traces.scan import ScanResult, scan
 from pipeline.traces.records import ROW_COLUMNS, TABLES
 from pipeline.traces.runner import VISIBILITY
 from pipeline.traces.study import TracesStudy
@@ -104,6 +105,11 @@ def _origins(sources: Path) -> dict[str, str]:
 
 
 def _real_items(cfg: CompressionConfig) -> list[TraceItem]:
+    return dedupe(_all_real_items(cfg))[0]
+
+
+def _all_real_items(cfg: CompressionConfig) -> list[TraceItem]:
+    """Every real trace (the user's JSONL, else the shipped corpus), repeats kept."""
     edges = cfg.band_edges
     if cfg.user_jsonl is not None:
         path = Path(cfg.user_jsonl)
@@ -132,17 +138,20 @@ def _real_items(cfg: CompressionConfig) -> list[TraceItem]:
         rel = f"reasoning-fixtures/{path.name}"
         parsed = json.loads(path.read_text(encoding="utf-8"))
         items += load_real(parsed, rel, fixture_origins.get(path.name, ""), edges)
-    return dedupe(items)[0]
+    return items
 
 
-def read_items(cfg: CompressionConfig) -> tuple[list[TraceItem], Any]:
-    """The sampled real traces plus the synthetic ones, and the real sample's band counts."""
-    sample = stratified_sample(_real_items(cfg), cfg.real_per_band, cfg.seed, cfg.band_edges)
+def read_items(cfg: CompressionConfig) -> tuple[list[TraceItem], Any, ScanResult]:
+    """The sampled real traces plus the synthetic ones, the real sample's band counts, and the
+    scan of every real trace (the report's bloat scan)."""
+    real = _all_real_items(cfg)
+    scanned = scan(real, cfg.band_edges)
+    sample = stratified_sample(dedupe(real)[0], cfg.real_per_band, cfg.seed, cfg.band_edges)
     lengths = band_lengths(cfg.seed, cfg.synthetic_per_band, cfg.band_edges, cfg.longest_chars)
     synthetic = [
         generate(cfg.seed + i, n, edges=cfg.band_edges).item for i, n in enumerate(lengths)
     ]
-    return [*sample.items, *synthetic], sample.counts
+    return [*sample.items, *synthetic], sample.counts, scanned
 
 
 def endpoint_template(endpoint: EndpointConfig) -> EndpointTemplate | None:
@@ -172,7 +181,7 @@ class TracesDefinition:
 
     def configure(self, node: Mapping[str, Any]) -> TracesStudy:
         cfg = traces_config(node)
-        items, counts = read_items(cfg.compression)
+        items, counts, scanned = read_items(cfg.compression)
         templates, sources = all_templates(cfg.templates)
         return TracesStudy(
             config=cfg,
@@ -181,6 +190,7 @@ class TracesDefinition:
             band_counts=tuple(counts),
             templates=templates,
             template_sources=sources,
+            scan=scanned,
             template_loader=endpoint_template,
         )
 

@@ -19,7 +19,13 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, renderer_of
+from pipeline.chat.messages import (
+    ChatClient,
+    ChatRequest,
+    ChatResponse,
+    counter_of,
+    renderer_of,
+)
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
@@ -51,6 +57,7 @@ def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
 
 
 TemplateCall = Callable[[ChatRequest], Awaitable[str]]
+TokenCall = Callable[[str], Awaitable[int]]
 
 
 class CappedClient:
@@ -63,6 +70,7 @@ class CappedClient:
     """
 
     apply_template: TemplateCall  # set per instance, only when the inner client renders
+    count_tokens: TokenCall  # set per instance, only when the inner client counts tokens
 
     def __init__(self, inner: ChatClient, max_output_tokens: int | None = None) -> None:
         self.inner = inner
@@ -70,6 +78,9 @@ class CappedClient:
         renderer = renderer_of(inner)
         if renderer is not None:
             self.apply_template = renderer.apply_template
+        counter = counter_of(inner)
+        if counter is not None:
+            self.count_tokens = counter.count_tokens
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         cap = self.max_output_tokens
@@ -90,6 +101,7 @@ class CountingClient:
     """
 
     apply_template: TemplateCall  # set per instance, only when the inner client renders
+    count_tokens: TokenCall  # set per instance, only when the inner client counts tokens
 
     def __init__(self, inner: ChatClient, counts: LiveCounts, step_purpose: str = "fold") -> None:
         self.inner = inner
@@ -97,6 +109,20 @@ class CountingClient:
         self.step_purpose = step_purpose
         if renderer_of(inner) is not None:
             self.apply_template = self._counted_template
+        if counter_of(inner) is not None:
+            self.count_tokens = self._counted_tokens
+
+    async def _counted_tokens(self, text: str) -> int:
+        counter = counter_of(self.inner)
+        assert counter is not None  # only installed when the inner client counts tokens
+        self.counts.sent += 1
+        try:
+            tokens = await counter.count_tokens(text)
+        except BaseException:
+            self.counts.failed += 1
+            raise
+        self.counts.completed += 1
+        return tokens
 
     async def _counted_template(self, request: ChatRequest) -> str:
         renderer = renderer_of(self.inner)

@@ -87,6 +87,8 @@ COMPRESSION_COLUMNS = (
     Column("trace_tokens", "int64"),
     Column("summary_tokens", "int64"),
     Column("compression_tokens", "float64"),
+    Column("token_counter", "string"),  # "llama-server /tokenize" when counted, else null
+    Column("token_null_reason", "string"),  # why the token columns are null
     Column("summary_sha256", "string"),
     *(
         Column(f"{name}_{kind}", "int64" if name in _PER_KIND else "float64")

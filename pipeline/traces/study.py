@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
@@ -24,9 +24,11 @@ from pipeline.traces.compression.arms import Arm
 from pipeline.traces.compression.bands import BandCount
 from pipeline.traces.compression.items import TraceItem
 from pipeline.traces.config import TracesConfig
+from pipeline.traces.scan import ScanResult
 from pipeline.traces.runner import VISIBILITY, TemplateLoader, TracesRunner, empty_row
 
 ITEMS_FILE = "trace_items.json"
+SCAN_FILE = "trace_scan.json"
 TEMPLATES_FILE = "chat_templates.json"
 PROMPT_OVERHEAD_TOKENS = 600  # the summariser prompt around the trace, and its reply margin
 
@@ -44,6 +46,7 @@ class TracesStudy:
     templates: Mapping[str, str]  # the offline matrix's templates: name -> text
     template_loader: TemplateLoader
     template_sources: Mapping[str, str] = field(default_factory=dict)  # name -> shipped | user
+    scan: ScanResult | None = None  # the bloat scan of every real trace (SCAN_FILE)
 
     name = "traces"
     default_panel = "local"
@@ -77,10 +80,19 @@ class TracesStudy:
             }
             for name, text in sorted(self.templates.items())
         }
-        return {
+        files = {
             ITEMS_FILE: _dump({"items": items, "band_counts": counts}),
             TEMPLATES_FILE: _dump(templates),
         }
+        if self.scan is not None:
+            files[SCAN_FILE] = _dump(
+                {
+                    "edges": list(self.scan.edges),
+                    "duplicates_removed": self.scan.duplicates_removed,
+                    "records": [asdict(r) for r in self.scan.records],
+                }
+            )
+        return files
 
     @property
     def inputs(self) -> StudyInputs:

@@ -19,6 +19,8 @@ def _serve(memory_bytes: int) -> None:
 
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     templates: dict[str, str] = {}
+    sys.stdout.buffer.write(b"ready\n")
+    sys.stdout.buffer.flush()
     for line in sys.stdin.buffer:
         job = json.loads(line)
         if "template" in job:

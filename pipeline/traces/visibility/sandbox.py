@@ -16,6 +16,9 @@ traces: bounded renders"):
   attempted: each is recorded `RenderTimeout` with the message saying so, so a template whose
   every render loops costs seconds, not minutes, and nothing is silently dropped.
 - A child that dies without answering (killed by the kernel) is the outcome `RenderCrashed`.
+- The clock starts when the job is sent: a fresh child first says `ready` (its start-up, up to
+  `STARTUP_SECONDS`, is not charged to any render; a child that cannot start is a bug and
+  raises).
 - The protocol is one JSON object a line each way; a template's text crosses once per child,
   after that its SHA-256 names it.
 
@@ -43,6 +46,8 @@ from pipeline.traces.visibility.render import FIXED_NOW, Rendered
 DEFAULT_SECONDS = 2.0
 DEFAULT_MEMORY_BYTES = 1 << 30
 DEFAULT_MAX_TIMEOUTS = 2
+STARTUP_SECONDS = 60.0
+READY = b"ready\n"
 _ROOT = Path(__file__).resolve().parents[3]
 CHILD_MODULE = "pipeline.traces.visibility.render_child"
 
@@ -111,12 +116,19 @@ class RenderSandbox:
         if self._child is None or self._child.poll() is not None:
             self.close()
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), *sys.path])}
-            self._child = subprocess.Popen(
+            child = subprocess.Popen(
                 [sys.executable, "-m", CHILD_MODULE, str(self.memory_bytes)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,
             )
+            self._child = child
+            assert child.stdout is not None
+            # the time bound is the render's, not the interpreter's start-up: wait for ready
+            ready = _read_line(child.stdout, STARTUP_SECONDS)
+            if ready != READY:
+                self._kill()
+                raise RuntimeError(f"the render process did not start (said {ready!r})")
         return self._child
 
     def _kill(self) -> None:
