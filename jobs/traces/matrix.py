@@ -149,8 +149,13 @@ def template_classes(shipped: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFram
     for row in as_rows(classify(shipped.to_dicts())):
         source = _offline_source(offline[str(row["template"])])
         rows.append(
-            {"source": source, "template_source": source, "config_id": None,
-             "renderer": RENDERER, **row}  # fmt: skip
+            {
+                "source": source,
+                "template_source": source,
+                "config_id": None,
+                "renderer": RENDERER,
+                **row,
+            }
         )
     for config_id, renderer, records in _groups(probes):
         mine = _by_template(records)
@@ -170,15 +175,20 @@ def template_classes(shipped: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFram
 def switch_classes(shipped: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
     """The class of every template row per switch setting (`classify.setting_rows`)."""
     rows: list[dict[str, Any]] = []
-    for name, records in sorted(_by_template(shipped.to_dicts()).items()):
-        source = _offline_source(records)
+    for _name, offline in sorted(_by_template(shipped.to_dicts()).items()):
+        source = _offline_source(offline)
         rows += [
-            {"source": source, "template_source": source, "config_id": None,
-             "renderer": RENDERER, **row}  # fmt: skip
-            for row in setting_rows(records)
+            {
+                "source": source,
+                "template_source": source,
+                "config_id": None,
+                "renderer": RENDERER,
+                **row,
+            }
+            for row in setting_rows(offline)
         ]
     for config_id, renderer, records in _groups(probes):
-        for name, mine in sorted(_by_template(records).items()):
+        for _name, mine in sorted(_by_template(records).items()):
             rows += [
                 {
                     "source": ENDPOINT,

@@ -74,7 +74,10 @@ def _empty_bands(frame: pl.DataFrame, counts: pl.DataFrame) -> list[str]:
     bare = [b for b in empty if b not in with_synthetic]
     lines = []
     if covered:
-        lines += ["", f"No real trace falls in {', '.join(covered)}: only synthetic traces stand there."]
+        lines += [
+            "",
+            f"No real trace falls in {', '.join(covered)}: only synthetic traces stand there.",
+        ]
     if bare:
         lines += [
             "",
@@ -199,10 +202,14 @@ def _token_note(decoding: pl.DataFrame) -> list[str]:
     """Where token ratios were counted, and why they are null elsewhere."""
     if decoding.height == 0 or "token_counter" not in decoding.columns:
         return []
-    per_config = decoding.group_by("config_id").agg(
-        pl.col("token_counter").filter(pl.col("token_counter") != "").first(),
-        pl.col("token_null_reason").filter(pl.col("token_null_reason") != "").first(),
-    ).sort("config_id")
+    per_config = (
+        decoding.group_by("config_id")
+        .agg(
+            pl.col("token_counter").filter(pl.col("token_counter") != "").first(),
+            pl.col("token_null_reason").filter(pl.col("token_null_reason") != "").first(),
+        )
+        .sort("config_id")
+    )
     lines = ["### Token ratios", ""]
     for row in per_config.iter_rows(named=True):
         if row["token_counter"]:

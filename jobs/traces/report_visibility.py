@@ -278,8 +278,10 @@ def switch_section(out: Path) -> list[str]:
     if switched.height:
         lines += table(
             switched.with_columns(
-                pl.when(pl.col("switches") == "").then(pl.lit("(default)"))
-                .otherwise(pl.col("switches")).alias("setting")
+                pl.when(pl.col("switches") == "")
+                .then(pl.lit("(default)"))
+                .otherwise(pl.col("switches"))
+                .alias("setting")
             ),
             [
                 ("source", "source", None),
@@ -292,7 +294,12 @@ def switch_section(out: Path) -> list[str]:
             ],
         )
     if plain:
-        lines += ["", "Templates that test no switch (one setting): " + ", ".join(f"`{t}`" for t in plain) + "."]
+        lines += [
+            "",
+            "Templates that test no switch (one setting): "
+            + ", ".join(f"`{t}`" for t in plain)
+            + ".",
+        ]
     return [*lines, ""]
 
 

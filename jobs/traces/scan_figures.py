@@ -34,7 +34,7 @@ def length_histogram(records: pl.DataFrame, edges: Sequence[int]) -> Figure:
     axes = figure.add_subplot()
     lengths = np.asarray(records["chars"].to_list() or [1], dtype=float)
     top = max(float(lengths.max()), float(max(edges)) * 1.5)
-    bins = np.logspace(0, np.log10(top), 40)
+    bins = [float(b) for b in np.logspace(0, np.log10(top), 40)]
     axes.hist(lengths if records.height else [], bins=bins, color="#4c72b0")
     axes.set_xscale("log")
     for edge in edges:
@@ -47,6 +47,10 @@ def length_histogram(records: pl.DataFrame, edges: Sequence[int]) -> Figure:
     return figure
 
 
+def _mean(column: pl.Series) -> float:
+    return sum(bool(v) for v in column.to_list()) / column.len() if column.len() else 0.0
+
+
 def quality_by_band(records: pl.DataFrame, bands: Sequence[str]) -> Figure:
     """Per band, the share of traces each heuristic detector flags (n above each group)."""
     figure = Figure(figsize=(6.4, 3.6))
@@ -56,7 +60,7 @@ def quality_by_band(records: pl.DataFrame, bands: Sequence[str]) -> Figure:
     counts = [records.filter(pl.col("band") == b).height for b in bands]
     for i, name in enumerate(QUALITIES):
         shares = [
-            float(records.filter(pl.col("band") == b)[name].mean() or 0.0) if n else 0.0
+            _mean(records.filter(pl.col("band") == b)[name]) if n else 0.0
             for b, n in zip(bands, counts, strict=True)
         ]
         axes.bar(x + (i - 1) * width, shares, width, label=name.replace("_", "-"))

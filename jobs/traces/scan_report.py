@@ -78,7 +78,7 @@ def scan_section(out: Path, result: ScanResult | None, *, simulated: bool) -> li
         "median 775, p99 17,282.)",
         "",
         "Trace quality, by **pattern heuristics** (pipeline/traces/scan/quality.py; "
-        "docs/protocol.md, \"Reasoning traces: the scan\"), not a judgement of quality: "
+        'docs/protocol.md, "Reasoning traces: the scan"), not a judgement of quality: '
         + ", ".join(f"{q.replace('_', '-')} {_pct(result.quality_share(q))}" for q in QUALITIES)
         + " of traces. (The seed: about half self-correct, a third hedge, little repetition.)",
         "",
@@ -91,9 +91,13 @@ def scan_section(out: Path, result: ScanResult | None, *, simulated: bool) -> li
         for b in result.by_band()
     ]
     records, _ = scan_tables(result)
-    save_figure(length_histogram(records, result.edges), out / "trace_lengths.png", simulated=simulated)
     save_figure(
-        quality_by_band(records, labels(result.edges)), out / "trace_quality.png", simulated=simulated
+        length_histogram(records, result.edges), out / "trace_lengths.png", simulated=simulated
+    )
+    save_figure(
+        quality_by_band(records, labels(result.edges)),
+        out / "trace_quality.png",
+        simulated=simulated,
     )
     lines += ["", "![trace lengths](trace_lengths.png) ![trace quality](trace_quality.png)", ""]
     return lines

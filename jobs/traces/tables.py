@@ -67,7 +67,9 @@ def _check_lock(run_dir: Path, path: Path) -> None:
     # keyed by the path the sweep wrote it to: the run dir may since have moved or been renamed
     locked = [d for key, d in lock.items() if key.rsplit("/", 1)[-1] == path.name]
     if not locked:
-        raise RunDirError(f"{path} is not in the manifest's provenance lock; the run dir was altered")
+        raise RunDirError(
+            f"{path} is not in the manifest's provenance lock; the run dir was altered"
+        )
     actual = hashlib.sha256(path.read_bytes()).hexdigest()
     if actual not in locked:
         raise RunDirError(

@@ -29,8 +29,11 @@ from pipeline.usererror import UserError
 def _scan_parser() -> argparse.ArgumentParser:
     s = CommandParser("traces scan", description="length and quality scan of reasoning traces")
     s.add_argument("paths", nargs="+", type=Path, help="trace files or folders")
-    s.add_argument("--edges", default=",".join(map(str, DEFAULT_EDGES)),
-                   help="band edges in characters, comma-separated (default 1000,4000,16000)")  # fmt: skip
+    s.add_argument(
+        "--edges",
+        default=",".join(map(str, DEFAULT_EDGES)),
+        help="band edges in characters, comma-separated (default 1000,4000,16000)",
+    )
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--figures", type=Path, help="write the two PNG figures into this folder")
     return s
@@ -50,7 +53,9 @@ def _edges(text: str) -> tuple[int, ...]:
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise UserError(f"traces scan --edges {text!r}: give whole numbers, e.g. 1000,4000") from None
+        raise UserError(
+            f"traces scan --edges {text!r}: give whole numbers, e.g. 1000,4000"
+        ) from None
     return check_edges(values)
 
 
@@ -109,7 +114,9 @@ def _scan(args: argparse.Namespace) -> int:
     if args.figures is not None:
         _figures(result, args.figures)
     if args.json:
-        print(json.dumps({**result.summary(), "files": len(per_file), "files_without_traces": empty}))
+        print(
+            json.dumps({**result.summary(), "files": len(per_file), "files_without_traces": empty})
+        )
     else:
         print("\n".join(scan_lines(result, len(per_file), empty)))
     return 0
@@ -125,11 +132,15 @@ def _figures(result: ScanResult, folder: Path) -> None:
 
     folder.mkdir(parents=True, exist_ok=True)
     frame = pl.DataFrame([dataclasses.asdict(r) for r in result.records], schema=SCAN_SCHEMA)
-    save_figure(length_histogram(frame, result.edges), folder / "trace_lengths.png", simulated=False)
+    save_figure(
+        length_histogram(frame, result.edges), folder / "trace_lengths.png", simulated=False
+    )
     save_figure(
         quality_by_band(frame, labels(result.edges)), folder / "trace_quality.png", simulated=False
     )
-    print(f"figures: {folder / 'trace_lengths.png'}, {folder / 'trace_quality.png'}", file=sys.stderr)
+    print(
+        f"figures: {folder / 'trace_lengths.png'}, {folder / 'trace_quality.png'}", file=sys.stderr
+    )
 
 
 def _templates(files: list[Path]) -> tuple[dict[str, str], dict[str, str]]:
@@ -158,15 +169,20 @@ def _templates(files: list[Path]) -> tuple[dict[str, str], dict[str, str]]:
     return texts, sources
 
 
+def _join(values: object) -> str:
+    return ", ".join(map(str, values)) if isinstance(values, list) else str(values)
+
+
 def classify_lines(classes: list[dict[str, object]]) -> list[str]:
     lines: list[str] = []
     for c in classes:
         reason = f" ({c['unrenderable_reason']})" if c["unrenderable_reason"] else ""
         lines += [
-            f"{c['template']} [{c['source']}, sha256 {str(c['sha256'])[:12]}]: {c['class']}{reason}",
-            f"  fields read: {', '.join(map(str, c['fields_read'])) or '(none found)'}",  # type: ignore[call-overload]
-            f"  reasoning read from: {', '.join(map(str, c['dialects_read'])) or '(none)'}",  # type: ignore[call-overload]
-            f"  switches read: {', '.join(map(str, c['switches_read'])) or '(none)'}",  # type: ignore[call-overload]
+            f"{c['template']} [{c['source']}, sha256 {str(c['sha256'])[:12]}]: "
+            f"{c['class']}{reason}",
+            f"  fields read: {_join(c['fields_read']) or '(none found)'}",
+            f"  reasoning read from: {_join(c['dialects_read']) or '(none)'}",
+            f"  switches read: {_join(c['switches_read']) or '(none)'}",
             f"  drops tool calls: {'yes' if c['tool_calls_dropped'] else 'no'}",
         ]
         crashes = c["cannot_render"]

@@ -7,8 +7,9 @@ What is read (docs/protocol.md, "Reasoning traces: the scan"):
 - `*.json`: an OpenHands event array or record with a `history`, or a recorded provider reply
   (`choices[].message` reasoning fields, `content[]` thinking blocks);
 - a folder: every such file below it, in path order (`SOURCES.json` files are skipped).
-A file that yields no trace is listed by the caller. Any other file, a file that is not UTF-8, not JSON, or nested too deeply is one line naming
-it (`TraceFileError`, a UserError); nothing is skipped silently.
+A file that yields no trace is listed by the caller. Any other file, or a file that is not
+UTF-8, not JSON, or nested too deeply, is one line naming it (`TraceFileError`, a UserError);
+nothing is skipped silently.
 """
 
 from __future__ import annotations

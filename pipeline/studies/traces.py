@@ -35,9 +35,9 @@ from pipeline.traces.compression.items import (
 )
 from pipeline.traces.config import CompressionConfig, traces_config
 from pipeline.traces.recital import EndpointTemplate
-from pipeline.traces.scan import ScanResult, scan
 from pipeline.traces.records import ROW_COLUMNS, TABLES
 from pipeline.traces.runner import VISIBILITY
+from pipeline.traces.scan import ScanResult, scan
 from pipeline.traces.study import TracesStudy
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"

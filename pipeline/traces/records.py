@@ -28,9 +28,10 @@ ROW_COLUMNS: tuple[Column, ...] = (
 )
 
 _STR = (
-    "renderer", "template", "template_sha256", "template_source", "shape", "structure", "dialect", "content_form",
-    "args_form", "question_in", "switches", "enable_thinking", "preserve_thinking",
-    "error_type", "error_message", "render_limit", "prompt_sha256", "secret", "secret_field", "wire_field",
+    "renderer", "template", "template_sha256", "template_source", "shape", "structure",
+    "dialect", "content_form", "args_form", "question_in", "switches", "enable_thinking",
+    "preserve_thinking", "error_type", "error_message", "render_limit", "prompt_sha256",
+    "secret", "secret_field", "wire_field",
 )  # fmt: skip
 _INT = ("template_chars", "prompt_chars", "secret_message_index")
 _BOOL = (

@@ -24,8 +24,8 @@ from pipeline.traces.compression.arms import Arm
 from pipeline.traces.compression.bands import BandCount
 from pipeline.traces.compression.items import TraceItem
 from pipeline.traces.config import TracesConfig
-from pipeline.traces.scan import ScanResult
 from pipeline.traces.runner import VISIBILITY, TemplateLoader, TracesRunner, empty_row
+from pipeline.traces.scan import ScanResult
 
 ITEMS_FILE = "trace_items.json"
 SCAN_FILE = "trace_scan.json"
@@ -70,8 +70,9 @@ class TracesStudy:
             }
             for i in self.items
         ]
-        counts = [{"band": c.band, "available": c.available, "taken": c.taken}
-                  for c in self.band_counts]  # fmt: skip
+        counts = [
+            {"band": c.band, "available": c.available, "taken": c.taken} for c in self.band_counts
+        ]
         templates = {
             name: {
                 "sha256": hashlib.sha256(text.encode()).hexdigest(),
@@ -108,8 +109,9 @@ class TracesStudy:
                 "items": len(self.items),
                 "synthetic_items": synthetic,
                 "templates": sorted(self.templates),
-                "template_sources": {n: self.template_sources.get(n, "shipped")
-                                     for n in sorted(self.templates)},  # fmt: skip
+                "template_sources": {
+                    n: self.template_sources.get(n, "shipped") for n in sorted(self.templates)
+                },
                 "band_counts": {c.band: c.taken for c in self.band_counts},
             },
         )

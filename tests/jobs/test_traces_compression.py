@@ -96,8 +96,14 @@ def test_issue21_without_synthetic_traces_an_empty_band_is_not_said_to_hold_them
     from jobs.traces.report_compression import _items
 
     frame = pl.DataFrame(
-        {"id": ["a"], "band": ["<1k"], "source": ["jsonl"], "synthetic": [False],
-         "provenance": ["f#1"], "chars": [10]}  # fmt: skip
+        {
+            "id": ["a"],
+            "band": ["<1k"],
+            "source": ["jsonl"],
+            "synthetic": [False],
+            "provenance": ["f#1"],
+            "chars": [10],
+        }
     )
     counts = pl.DataFrame({"band": ["<1k", ">=16k"], "available": [1, 0], "taken": [1, 0]})
     text = "\n".join(_items((frame, counts)))

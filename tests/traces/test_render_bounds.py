@@ -17,12 +17,19 @@ RECURSIVE = "{% macro walk(m) %}{{ walk(m) }}{% endmacro %}{{ walk(messages) }}"
 HUGE = "{{ 'a' * 10**10 }}"
 LOOP_1E9 = "{% for i in range(10**9) %}x{% endfor %}"
 NESTED = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
-WIDE = "{% for i in range(100000) %}{% for j in range(100) %}{{ 'abcdefghij' * 3 }}{% endfor %}{% endfor %}"
+WIDE = (
+    "{% for i in range(100000) %}{% for j in range(100) %}{{ 'abcdefghij' * 3 }}"
+    "{% endfor %}{% endfor %}"
+)
 
 
 def test_a_recursive_macro_is_a_recorded_recursion_error_not_a_crash() -> None:
     out = render(RECURSIVE, USER)
-    assert (out.ok, out.error_type, limit_of(out.error_type)) == (False, "RecursionError", "recursion")
+    assert (out.ok, out.error_type, limit_of(out.error_type)) == (
+        False,
+        "RecursionError",
+        "recursion",
+    )
 
 
 def test_a_ten_gigabyte_repetition_is_refused_before_it_allocates() -> None:
@@ -70,7 +77,10 @@ def test_the_sandbox_answers_like_the_in_process_renderer() -> None:
 
 
 def test_the_sandbox_memory_limit_is_a_recorded_memory_error() -> None:
-    grow = "{% set xs = [] %}{% for i in range(100000) %}{% set _ = xs.append('y' * 1000000) %}{% endfor %}"
+    grow = (
+        "{% set xs = [] %}{% for i in range(100000) %}"
+        "{% set _ = xs.append('y' * 1000000) %}{% endfor %}"
+    )
     with RenderSandbox(memory_bytes=300 << 20, seconds=10) as sandbox:
         out = sandbox(grow, USER)
     # the immutable sandbox refuses `append`; either way nothing crashes the caller

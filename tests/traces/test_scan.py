@@ -46,7 +46,9 @@ def test_traces_scan_reads_a_folder_of_jsonl_and_prints_json(
         '{"id": "run1/t2", "text": "Probably the cache."}\n',
         encoding="utf-8",
     )
-    assert main(["traces", "scan", str(tmp_path), "--json", "--figures", str(tmp_path / "fig")]) == 0
+    assert (
+        main(["traces", "scan", str(tmp_path), "--json", "--figures", str(tmp_path / "fig")]) == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert (out["traces"], out["sessions"], out["files"]) == (2, 1, 1)
     assert out["quality"]["self_correction"] == 0.5 and out["quality"]["hedging"] == 0.5
@@ -58,7 +60,9 @@ def test_traces_scan_of_the_shipped_corpus_reports_the_seed_reading(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     root = Path(__file__).resolve().parents[2] / "data"
-    assert main(["traces", "scan", str(root / "transcripts"), str(root / "reasoning-fixtures")]) == 0
+    assert (
+        main(["traces", "scan", str(root / "transcripts"), str(root / "reasoning-fixtures")]) == 0
+    )
     out = capsys.readouterr().out
     assert out.startswith("traces: 307 (58 repeated texts removed) in 31 sessions")
     assert "files with no trace (5)" in out

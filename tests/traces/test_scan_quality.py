@@ -66,7 +66,10 @@ def test_plain_statements_are_not_hedging(text: str) -> None:
 
 
 def test_a_restated_sentence_is_repetition() -> None:
-    text = "I need to check the config loader first. Then the tests. I need to check the config loader first."
+    text = (
+        "I need to check the config loader first. Then the tests. "
+        "I need to check the config loader first."
+    )
     assert is_repetitive(text)
 
 

@@ -57,7 +57,10 @@ def test_count_tokens_posts_content_at_the_root_and_counts_the_list() -> None:
 
 def test_a_server_without_tokenize_is_a_rejection_not_a_retry() -> None:
     async def go() -> str:
-        async with tokenizer_server(False) as (base, _), open_test_client(endpoint_config(base)) as c:
+        async with (
+            tokenizer_server(False) as (base, _),
+            open_test_client(endpoint_config(base)) as c,
+        ):
             try:
                 await c.count_tokens("x")
             except RequestRejected as exc:
@@ -101,6 +104,6 @@ def test_a_local_endpoint_fills_token_ratios_through_the_worker_wrappers() -> No
 def test_a_non_local_endpoint_leaves_tokens_null_and_says_why() -> None:
     records, seen, _ = _extractive_unit(endpoint_config())
     assert seen == []
-    assert {(r["trace_tokens"], r["compression_tokens"], r["token_null_reason"]) for r in records} == {
-        (None, None, NOT_LOCAL)
-    }
+    assert {
+        (r["trace_tokens"], r["compression_tokens"], r["token_null_reason"]) for r in records
+    } == {(None, None, NOT_LOCAL)}

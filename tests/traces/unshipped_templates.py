@@ -15,8 +15,7 @@ _CALLS = (
 
 # GLM-4.6: reasoning after the last user turn is kept; `clear_thinking=false` keeps all of it.
 GLM_LIKE = (
-    _LAST_USER
-    + "{%- for message in messages -%}"
+    _LAST_USER + "{%- for message in messages -%}"
     "{%- if message.role == 'user' -%}<|user|>{{ message.content }}"
     "{%- elif message.role == 'assistant' -%}<|assistant|>"
     "{%- if ((clear_thinking is defined and not clear_thinking) or loop.index0 > ns.last_user)"
@@ -28,8 +27,7 @@ GLM_LIKE = (
 
 # gpt-oss: the analysis channel is the message's `thinking` field, kept after the last user turn.
 GPT_OSS_LIKE = (
-    _LAST_USER
-    + "<|start|>system<|message|>Reasoning: "
+    _LAST_USER + "<|start|>system<|message|>Reasoning: "
     "{{ reasoning_effort if reasoning_effort is defined else 'medium' }}"
     "{%- if reasoning_effort == 'high' -%} Think step by step.{%- endif -%}<|end|>"
     "{%- for message in messages -%}"

@@ -214,17 +214,22 @@ def load_real(
     )
 
 
+def _decoded(chunk: bytes | str, name: str, number: int) -> str:
+    if isinstance(chunk, str):
+        return chunk
+    try:
+        return chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text (byte {exc.start} of the line)"
+        raise TraceFileError(name, f"line {number}", problem) from None
+
+
 def _lines(text: str | bytes, name: str = "") -> Iterable[tuple[int, str]]:
     """Non-blank lines with their numbers; bytes are decoded line by line, so invalid UTF-8
     is one TraceFileError naming the line (and the byte in it), not a decode traceback."""
-    raw = text.split(b"\n") if isinstance(text, bytes) else text.split("\n")
-    for number, line in enumerate(raw, start=1):
-        if isinstance(line, bytes):
-            try:
-                line = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                problem = f"not UTF-8 text (byte {exc.start} of the line)"
-                raise TraceFileError(name, f"line {number}", problem) from None
+    raw: Sequence[bytes | str] = text.split(b"\n") if isinstance(text, bytes) else text.split("\n")
+    for number, chunk in enumerate(raw, start=1):
+        line = _decoded(chunk, name, number)
         if line.strip():
             yield number, line
 

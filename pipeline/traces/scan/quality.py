@@ -67,10 +67,10 @@ def is_repetitive(text: str) -> bool:
         if words in seen:
             return True
         seen.add(words)
-    words = _words(text)
-    if len(words) < MIN_NGRAM_WORDS:
+    all_words = _words(text)
+    if len(all_words) < MIN_NGRAM_WORDS:
         return False
-    grams = [tuple(words[i : i + NGRAM]) for i in range(len(words) - NGRAM + 1)]
+    grams = [tuple(all_words[i : i + NGRAM]) for i in range(len(all_words) - NGRAM + 1)]
     repeats = len(grams) - len(set(grams))
     return repeats / len(grams) >= REPEATED_NGRAM_SHARE
 

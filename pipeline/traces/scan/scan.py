@@ -96,7 +96,9 @@ class ScanResult:
             n = len(mine)
 
             def share(name: str, members: Sequence[TraceRecord] = mine) -> float | None:
-                return sum(bool(getattr(r, name)) for r in members) / len(members) if members else None
+                return (
+                    sum(bool(getattr(r, name)) for r in members) / len(members) if members else None
+                )
 
             rows.append(
                 BandRow(

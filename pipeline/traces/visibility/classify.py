@@ -41,7 +41,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-
 Record = Mapping[str, object]
 Rule = Callable[[Record], bool]
 

@@ -48,8 +48,11 @@ class OfflineClass:
                 {"shape": x.shape, "error": f"{x.error_type}: {x.error_message}"} for x in c.crashes
             ],
             "per_switch_setting": [
-                {"switches": r["switches"] or "(default)", "class": r["visibility"],
-                 "unrenderable_reason": r["unrenderable_reason"] or None}  # fmt: skip
+                {
+                    "switches": r["switches"] or "(default)",
+                    "class": r["visibility"],
+                    "unrenderable_reason": r["unrenderable_reason"] or None,
+                }
                 for r in self.per_setting
             ],
         }

@@ -111,7 +111,9 @@ def _tested(tree: nodes.Template) -> set[str]:
 
 
 def _assigned(tree: nodes.Template) -> set[str]:
-    found = {n.name for n in _walk(tree) if isinstance(n, nodes.Name) and n.ctx in ("store", "param")}
+    found = {
+        n.name for n in _walk(tree) if isinstance(n, nodes.Name) and n.ctx in ("store", "param")
+    }
     found |= {m.name for m in _walk(tree) if isinstance(m, nodes.Macro)}
     return found
 
@@ -168,9 +170,7 @@ def template_reads(template: str) -> TemplateReads:
     assigned = _assigned(tree)
     loaded = _names(tree) - CONTEXT_NAMES
     names = sorted(
-        n
-        for n in loaded
-        if n in KNOWN_SWITCHES or (n in _tested(tree) and n not in assigned)
+        n for n in loaded if n in KNOWN_SWITCHES or (n in _tested(tree) and n not in assigned)
     )
     switches = tuple(Switch(n, _compared_strings(tree, n) or (True, False)) for n in names)
     fields = _fields(tree)

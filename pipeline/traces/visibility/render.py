@@ -81,6 +81,15 @@ class OutputTooLarge(Exception):
     """The render (or one `*`/`**` inside it) would pass the output bound."""
 
 
+CAUGHT: tuple[type[Exception], ...] = (
+    *TEMPLATE_ERRORS,
+    OutputTooLarge,
+    RecursionError,
+    MemoryError,
+)
+"""What a render records as its outcome: the template's own errors and the bounds'."""
+
+
 def limit_of(error_type: str) -> str:
     """The bound a failed render hit (`recursion`, `output_size`, `memory`, `time`), or ""."""
     return LIMITS.get(error_type, "")
@@ -201,7 +210,7 @@ def render(
             **dict(extra or {}),
         )
         prompt = _bounded_join(chunks)
-    except (*TEMPLATE_ERRORS, OutputTooLarge, RecursionError, MemoryError) as error:
+    except CAUGHT as error:
         return Rendered(None, type(error).__name__, one_line(error))
     return Rendered(prompt)
 

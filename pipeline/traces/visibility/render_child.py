@@ -42,6 +42,5 @@ def _serve(memory_bytes: int) -> None:
         sys.stdout.buffer.flush()
 
 
-
 if __name__ == "__main__":
     _serve(int(sys.argv[1]))

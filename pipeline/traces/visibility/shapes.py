@@ -202,7 +202,9 @@ def planted_dialects(templates: Iterable[str]) -> tuple[str, ...]:
     """`DIALECTS` plus every other reasoning field any of `templates` reads, in that order."""
     from pipeline.traces.visibility.reads import template_reads
 
-    extra = sorted({f for t in templates for f in template_reads(t).reasoning_fields} - set(DIALECTS))
+    extra = sorted(
+        {f for t in templates for f in template_reads(t).reasoning_fields} - set(DIALECTS)
+    )
     return (*DIALECTS, *extra)
 
 

@@ -196,9 +196,7 @@ def matrix(
     records: list[Record] = []
     for name in sorted(templates):
         source = (sources or {}).get(name, "shipped")
-        records += template_records(
-            name, templates[name], chosen, renderer=renderer, source=source
-        )
+        records += template_records(name, templates[name], chosen, renderer=renderer, source=source)
     return records
 
 
