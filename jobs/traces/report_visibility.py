@@ -260,14 +260,12 @@ def switch_section(out: Path) -> list[str]:
     lines = ["### The class per thinking-switch setting", ""]
     if not path.is_file():
         return [*lines, "No switch table in this analysis.", ""]
-    rows = pl.read_parquet(path)
-    counts = rows.group_by("source", "config_id", "renderer", "template").len("settings")
-    switched = rows.join(
-        counts.filter(pl.col("settings") > 1),
-        on=["source", "config_id", "renderer", "template"],
-        maintain_order="left",
-    )
-    plain = counts.filter(pl.col("settings") == 1)["template"].unique().sort().to_list()
+    rows = pl.read_parquet(path).with_columns(
+        pl.len().over("source", "config_id", "renderer", "template").alias("settings")
+    )  # `over` groups nulls together (a shipped row has no config_id), a join would not
+    switched = rows.filter(pl.col("settings") > 1)
+    many = set(switched["template"].to_list())
+    plain = sorted(set(rows["template"].to_list()) - many)
     lines += [
         "Switches are read from each template's syntax tree (`enable_thinking`, "
         "`preserve_thinking`, `thinking`, `clear_thinking`, `reasoning_effort`, `keep_cot`, and "
