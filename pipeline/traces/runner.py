@@ -87,7 +87,7 @@ class TracesRunner:
             "secrets_sent": len(out.recitals),
         }
         tables = {"template_probes": out.probes, "recitals": out.recitals}
-        return UnitResult(UnitOutcome(valid=True, requests=out.requests), row, tables)
+        return UnitResult(UnitOutcome(valid=True), row, tables)
 
     async def _compression(self, arm_name: str, client: ChatClient) -> UnitResult:
         compression = self.config.compression
@@ -110,6 +110,4 @@ class TracesRunner:
             "greedy_ok": out.greedy_ok,
             "repeat_identical": out.repeat_identical,
         }
-        # token counts are sent requests too (the worker's CountingClient counts them)
-        outcome = UnitOutcome(valid=True, requests=out.requests + out.token_requests)
-        return UnitResult(outcome, row, {"compressions": out.records})
+        return UnitResult(UnitOutcome(valid=True), row, {"compressions": out.records})

@@ -1,7 +1,8 @@
 """Issue 21: token compression ratios through llama-server's /tokenize, on a local endpoint only.
 
 An in-process aiohttp server on 127.0.0.1 answers `/tokenize` (one token per word) and
-`/v1/chat/completions`; the real OpenAIChatClient talks to it through the worker's wrappers."""
+`/v1/chat/completions`; the real OpenAIChatClient talks to it through the engine's request
+boundary."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from pipeline.chat.errors import RequestRejected
 from pipeline.chat.messages import counter_of
 from pipeline.config.schema import EndpointConfig, LocalModelSpec
 from pipeline.study import UnitContext, UnitSpec
-from pipeline.sweep.progress import LiveCounts
-from pipeline.sweep.worker import CappedClient, CountingClient
+from pipeline.sweep.worker import CappedClient
 from pipeline.traces.summarise import NOT_LOCAL, TOKEN_COUNTER
 from tests.endpoints.conftest import endpoint_config, open_test_client
+from tests.sweep.boundary_kit import boundary
 from tests.traces.test_traces_units import study
 
 
@@ -75,13 +76,14 @@ def _extractive_unit(endpoint: EndpointConfig) -> tuple[list[dict[str, object]],
         async with tokenizer_server() as (base, seen):
             ep = replace(endpoint, base_url=base)
             async with open_test_client(ep) as inner:
-                counts = LiveCounts()
-                client = CountingClient(CappedClient(inner, 64), counts, "summary")
+                client = boundary(CappedClient(inner, 64), endpoint=ep)
                 s = study(arms=["extractive"])
                 runner = s.runner(ep)
                 spec = UnitSpec("r", "c", "m", "f", "extractive", 0, 0, 0)
                 result = await runner.run(spec, client, UnitContext(5, 0.0))
-                return result.tables["compressions"], seen, counts.sent
+                recorded = sum(r["kind"] == "tokenize" for r in client.records)
+                assert recorded == client.counts.sent
+                return result.tables["compressions"], seen, recorded
 
     return asyncio.run(go())
 
@@ -98,7 +100,7 @@ def test_a_local_endpoint_fills_token_ratios_through_the_worker_wrappers() -> No
             assert r["compression_tokens"] is None
         assert r["token_null_reason"] is None
     assert any(r["compression_tokens"] for r in records)
-    assert sent == len(seen) > 0  # every count went through CountingClient
+    assert sent == len(seen) > 0  # every count went through the request boundary, recorded
 
 
 def test_a_non_local_endpoint_leaves_tokens_null_and_says_why() -> None:
