@@ -120,8 +120,8 @@ def _without_latency(lines: list[str]) -> list[str]:
     for line in lines:
         if line.startswith("## "):
             inside = line == "## Requests"
-        cell_row = inside and line.startswith("| ") and not line.startswith("| configuration")
-        out.append("|".join(line.split("|")[:-3]) + "|" if cell_row else line)
+        latency_cells = inside and line.startswith("| ") and not line.startswith("| config")
+        out.append("|".join(line.split("|")[:-3]) + "|" if latency_cells else line)
     return out
 
 
