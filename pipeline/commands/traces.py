@@ -102,7 +102,7 @@ def scan_lines(result: ScanResult, files: int, empty: list[str]) -> list[str]:
 
 
 def _scan(args: argparse.Namespace) -> int:
-    from pipeline.studies.trace_files import read_paths
+    from pipeline.studies._trace_files import read_paths
 
     edges = _edges(args.edges)
     per_file = read_paths(args.paths, edges)

@@ -4,7 +4,8 @@ This is the entry point's, not the engine's: the CLI looks a study up and hands 
 (and the configured study) down to `pipeline.sweep` and to the jobs, which never look one up
 (import-linter forbids `pipeline.studies` to both). A study's name is written once, as its
 definition's `name`; the built-in ones are found by that name's module, `pipeline.studies.NAME`
-(attribute `DEFINITION`), whose config file is conf/study/NAME.yaml. Loading checks that what
+(attribute `DEFINITION`), whose config file is conf/study/NAME.yaml; a helper module of this
+package is private (`_name.py`), so it is never taken for a study. Loading checks that what
 the module holds is a StudyDefinition and that it answers to the name it was found by.
 
 A study outside this repository (the toy study of the tests) registers itself with `register`,
