@@ -30,7 +30,13 @@ from typing import Any
 from pipeline.chat.errors import EndpointError, InfrastructureFault, RequestRejected
 from pipeline.chat.messages import ChatClient
 from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
-from pipeline.toolout.accounting import CacheBlock, CacheRequest, SessionCost, account, link_outputs
+from pipeline.toolout.accounting import (
+    CacheBlock,
+    CacheRequest,
+    SessionCost,
+    account_incremental,
+    link_outputs,
+)
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import (
     Candidate,
@@ -102,9 +108,9 @@ class GateLog:
 def cache_requests(requests: Sequence[ReplayedRequest]) -> tuple[CacheRequest, ...]:
     """The replay's requests as the cache models account them.
 
-    Blocks are memoised by (role, text, breakpoint): a message repeated on every later request
-    is one key object, so comparing prefixes costs an identity check, not a string compare
-    (docs/benchmarks.md, bench_replay).
+    The general form, for `accounting.account` (tests compare it with the runner's own
+    `account_incremental`, which is told what changed instead). Blocks are memoised by
+    (role, text, breakpoint): a message repeated on every later request is one key object.
     """
     built = []
     memo: dict[tuple[str, str, bool], CacheBlock] = {}
@@ -119,6 +125,13 @@ def cache_requests(requests: Sequence[ReplayedRequest]) -> tuple[CacheRequest, .
             blocks.append(block)
         built.append(CacheRequest(tuple(blocks), request.output_tokens, request.timestamp))
     return link_outputs(built)
+
+
+def price(
+    requests: Sequence[ReplayedRequest], cache_model: CacheModel, model: str, think_time_s: float
+) -> SessionCost:
+    """The replay's requests billed under `cache_model`, each in the work of what it changed."""
+    return account_incremental(requests, cache_model, model, think_time_s=think_time_s)
 
 
 class ToolOutRunner:
@@ -152,13 +165,7 @@ class ToolOutRunner:
     def _schedule_cost(self, transcript: Transcript) -> Callable[[Schedule], float]:
         def cost(schedule: Schedule) -> float:
             requests = replay(transcript, ScheduledPolicy(schedule), estimate_tokens)
-            priced = account(
-                cache_requests(requests),
-                self.cache_model,
-                self.model,
-                think_time_s=self.think_time_s,
-            )
-            return priced.cost_usd
+            return self._price(requests).cost_usd
 
         return cost
 
@@ -181,9 +188,7 @@ class ToolOutRunner:
         return float(gate_spec.get("expected_applications", DEFAULT_EXPECTED_APPLICATIONS))
 
     def _price(self, requests: Sequence[ReplayedRequest]) -> SessionCost:
-        return account(
-            cache_requests(requests), self.cache_model, self.model, think_time_s=self.think_time_s
-        )
+        return price(requests, self.cache_model, self.model, self.think_time_s)
 
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         try:
@@ -315,10 +320,10 @@ def _turns(
                 "cost_usd": priced.cost_usd,
                 **{f"miss_{c}_tokens": misses[c].tokens for c in CAUSES},  # type: ignore[index]
                 **{f"miss_{c}_usd": misses[c].usd for c in CAUSES},  # type: ignore[index]
-                "outputs_visible": len(request.applied),
-                "outputs_changed": sum(a.rendering.changed for a in request.applied),
-                "outputs_new": sum(a.new for a in request.applied),
-                "outputs_reused": sum(a.reuse for a in request.applied),
+                "outputs_visible": request.outputs_visible,
+                "outputs_changed": request.outputs_changed,
+                "outputs_new": request.outputs_new,
+                "outputs_reused": request.outputs_reused,
                 "live_sent": reported is not None,
                 "reported_prompt_tokens": usage.prompt_tokens if usage else None,
                 "reported_cached_tokens": usage.cached_tokens if usage else None,
@@ -352,9 +357,9 @@ def _session(
         "cached_tokens": cost.cached_tokens,
         "output_tokens": sum(r.output_tokens for r in cost.requests),
         "cost_usd": cost.cost_usd,
-        "bytes_removed": sum(a.original_bytes - utf8_len(a.rendering.text) for a in applied),
-        "applications_new": sum(a.new for a in applied),
-        "applications_reused": sum(a.reuse for a in applied),
+        "bytes_removed": sum(r.removed_bytes for r in requests),
+        "applications_new": sum(r.outputs_new for r in requests),
+        "applications_reused": sum(r.outputs_reused for r in requests),
         "outputs_compacted": len({a.output_index for a in applied if a.rendering.changed}),
         "cache_hit_share": cost.cached_tokens / input_tokens if input_tokens else None,
     }
