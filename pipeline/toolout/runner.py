@@ -55,7 +55,7 @@ from pipeline.toolout.records import CAUSES, ROW_COLUMNS
 from pipeline.toolout.replay import Position, ReplayedRequest, replay
 from pipeline.toolout.summaries import SummaryBook, fetch
 from pipeline.toolout.tokens import estimate_tokens
-from pipeline.toolout.transcript import Transcript
+from pipeline.toolout.transcript import Corpus, Transcript
 
 DEFAULT_EXPECTED_APPLICATIONS = 6.0  # the seed's compactor setting
 LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never compacted
@@ -143,7 +143,7 @@ class ToolOutRunner:
 
     def __init__(
         self,
-        transcripts: Sequence[Transcript],
+        transcripts: Corpus,
         policies: Mapping[str, Mapping[str, Any]],
         cache_model: CacheModel,
         model: str,
@@ -153,7 +153,7 @@ class ToolOutRunner:
         skipped: int,
         live: LiveBudget | None = None,
     ) -> None:
-        self.transcripts = tuple(transcripts)
+        self.transcripts = transcripts  # iterated once per unit, one file at a time
         self.policies = dict(policies)
         self.cache_model = cache_model
         self.model = model
@@ -181,7 +181,7 @@ class ToolOutRunner:
             ]
             return max(sent) - min(sent) if sent else 0
 
-        return choose_transcripts(self.transcripts, self.live, removable)
+        return choose_transcripts(list(self.transcripts), self.live, removable)
 
     def _n(self, arm: str) -> float:
         gate_spec = self.policies.get(arm, {}).get("gate", {})
@@ -206,8 +206,10 @@ class ToolOutRunner:
         sessions: list[Record] = []
         decisions: list[Record] = []
         summaries = 0
-        chosen = self.transcripts if self.live is None else self.live_transcripts()
+        chosen: Corpus = self.transcripts if self.live is None else self.live_transcripts()
+        replayed = 0
         for transcript in chosen:
+            replayed += 1
             requests: Sequence[ReplayedRequest]
             if self.live is None:
                 requests, gate = self._replay(spec.arm, transcript, None)
@@ -225,7 +227,7 @@ class ToolOutRunner:
         row = {
             "cache_model": self.cache_model.name,
             "corpus_sha256": self.corpus_sha256,
-            "transcripts": len(chosen),
+            "transcripts": replayed,
             "transcripts_skipped": self.skipped,
             "replayed_requests": len(turns),
             "input_tokens": sum(t["input_tokens"] for t in turns),
