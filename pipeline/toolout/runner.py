@@ -61,8 +61,20 @@ DEFAULT_EXPECTED_APPLICATIONS = 6.0  # the seed's compactor setting
 LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never compacted
 
 
+GateKey = tuple[int, str]  # (request index, stage): one batch per request and stage
+MAX_BATCH_PASSES = 4  # replays until each request's batch is the one it was gated with
+
+
 class GateLog:
-    """The model-mode gate of one transcript's replay, and the decisions it took."""
+    """The model-mode gate of one transcript's replay, and the decisions it took.
+
+    The gate charges the candidates of one request together, as the seed's compactor applies
+    a batch: the rewrite premium once from the earliest candidate's position, D summed over
+    them (economics.batch). The policy asks about one output at a time, so the batch of a
+    request is learnt from a replay and the transcript replayed with it (`known`) until every
+    request is gated with exactly the candidates that reach the gate (`converged`). Each
+    candidate's decision is its batch's; `batches` records which outputs went together.
+    """
 
     def __init__(
         self,
@@ -70,13 +82,19 @@ class GateLog:
         model: str,
         n: float,
         where: Position,
+        *,
         summary_cost: Callable[[int], float] = lambda _output: 0.0,
+        known: Mapping[GateKey, Mapping[int, Candidate]] | None = None,
     ) -> None:
+        self.cache_model, self.model = cache_model, model
         self.write_rate, self.read_rate = rates_for(cache_model, model)
         self.n = n
         self.where = where
         self.summary_cost = summary_cost
+        self.known: Mapping[GateKey, Mapping[int, Candidate]] = known or {}
+        self.seen: dict[GateKey, dict[int, Candidate]] = {}
         self.decisions: dict[tuple[int, int], tuple[GateDecision, int]] = {}
+        self.batches: dict[tuple[int, int], tuple[int, ...]] = {}  # (output, request) -> batch
 
     def __call__(self, view: OutputView, candidate_bytes: int) -> tuple[bool, str]:
         """The preflight at 0 candidate bytes, the final check at the summary's size."""
@@ -85,24 +103,45 @@ class GateLog:
             original_tokens=estimate_tokens(view.content),
             compacted_tokens=min(-(-candidate_bytes // 4), estimate_tokens(view.content)),
         )
+        stage = "preflight" if candidate_bytes == 0 else "final"
+        key: GateKey = (view.request_index, stage)
+        self.seen.setdefault(key, {})[view.output_index] = candidate
+        together = dict(self.known.get(key, {}))
+        together[view.output_index] = candidate  # a first pass knows only this one
+        members = sorted(together)
         w, c, prefix = self.write_rate, self.read_rate, self.where.cached_prefix_tokens
-        if candidate_bytes == 0:
-            decision = preflight(
-                [candidate], prefix, future_requests=self.n, write_rate=w, read_rate=c
-            )
+        chosen = [together[o] for o in members]
+        if stage == "preflight":
+            decision = preflight(chosen, prefix, future_requests=self.n, write_rate=w, read_rate=c)
         else:
-            cost = self.summary_cost(view.output_index)
+            cost = sum(self.summary_cost(o) for o in members)
             decision = final(
-                [candidate],
+                chosen,
                 prefix,
                 future_requests=self.n,
                 write_rate=w,
                 read_rate=c,
                 summariser_usd=cost,
             )
-        key = (view.output_index, view.request_index)
-        self.decisions[key] = (decision, self.where.later_requests)
+        at = (view.output_index, view.request_index)
+        self.decisions[at] = (decision, self.where.later_requests)
+        self.batches[at] = tuple(members)
         return decision.approved, decision.reason
+
+    @property
+    def converged(self) -> bool:
+        return self.seen == {k: dict(v) for k, v in self.known.items()}
+
+    def again(self) -> GateLog:
+        """A fresh gate that knows the batches this replay saw."""
+        return GateLog(
+            self.cache_model,
+            self.model,
+            self.n,
+            Position(),
+            summary_cost=self.summary_cost,
+            known=self.seen,
+        )
 
 
 def cache_requests(requests: Sequence[ReplayedRequest]) -> tuple[CacheRequest, ...]:
@@ -253,17 +292,27 @@ class ToolOutRunner:
     def _replay(
         self, arm: str, transcript: Transcript, book: SummaryBook | None
     ) -> tuple[list[ReplayedRequest], GateLog]:
-        """One replay; `book` None offline (no summariser: approved candidates stay exact)."""
-        where = Position()
+        """One replay; `book` None offline (no summariser: approved candidates stay exact).
+
+        A policy with a model mode is replayed until its gate's batches converge (GateLog);
+        one that never asks the gate is replayed once.
+        """
         costs = book.cost_of if book is not None else lambda _output: 0.0
-        gate = GateLog(self.cache_model, self.model, self._n(arm), where, costs)
+        gate = GateLog(self.cache_model, self.model, self._n(arm), Position(), summary_cost=costs)
         if arm == ORACLE:
             policy: Policy = ScheduledPolicy(
                 oracle_schedule(transcript, self._schedule_cost(transcript))
             )
-        else:
+            return replay(transcript, policy, estimate_tokens, gate.where), gate
+        for _ in range(MAX_BATCH_PASSES):
             policy = build_policy(self.policies[arm], summaries=ModelSummaries(book, gate))
-        return replay(transcript, policy, estimate_tokens, where), gate
+            requests = replay(transcript, policy, estimate_tokens, gate.where)
+            if gate.converged:
+                return requests, gate
+            gate = gate.again()
+        raise RuntimeError(
+            f"{transcript.id}: the gate's batches did not settle in {MAX_BATCH_PASSES} replays"
+        )
 
     async def _replay_live(
         self, arm: str, transcript: Transcript, client: ChatClient
@@ -380,6 +429,7 @@ def _decisions(
     records = []
     shown: dict[int, str] = {}
     for request in requests:
+        cached_prefix = requests[request.index - 1].input_tokens if request.index else 0
         for a in request.applied:
             first_exposure = a.output_index not in shown
             gated = gate.decisions.get((a.output_index, request.index))
@@ -398,10 +448,12 @@ def _decisions(
                 "shown_bytes": utf8_len(a.rendering.text),
                 "original_tokens": estimate_tokens_of(a.original_bytes),
                 "shown_tokens": estimate_tokens(a.rendering.text),
-                # on its first exposure nothing is cached yet, so nothing is rewritten
+                # the span a rewrite here invalidates: the previous request's tokens (its
+                # cached prefix) after the output, never this request's new tail; on its
+                # first exposure nothing is cached yet, so nothing is rewritten
                 "rewritten_tokens": 0
                 if first_exposure
-                else request.input_tokens - a.position_tokens,
+                else max(0, cached_prefix - a.position_tokens),
                 "new": a.new,
                 "later_requests": len(requests) - request.index - 1,
                 "gate_approved": None,
@@ -410,6 +462,7 @@ def _decisions(
                 "gate_net_usd": None,
                 "gate_would_flip": None,
                 "gate_regret_usd": None,
+                "gate_batch_outputs": None,
             }
             if gated is not None:
                 decision, later = gated
@@ -421,6 +474,7 @@ def _decisions(
                     gate_net_usd=decision.net_usd,
                     gate_would_flip=hindsight.would_flip,
                     gate_regret_usd=hindsight.regret_usd,
+                    gate_batch_outputs=len(gate.batches[(a.output_index, request.index)]),
                 )
             records.append(record)
     return records
