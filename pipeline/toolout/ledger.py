@@ -59,6 +59,9 @@ class Ledger:
         self.ends: set[int] = set()  # prefix_units: prefixes that ended an input or an output
         self.pids = [0]  # the current request's prefix ids by depth (0: the empty prefix)
         self.pos = [0]  # its token positions by depth
+        # prefix_units: the deepest depth <= d of the current request whose prefix is in `ends`
+        # (0: none), kept beside `pids` so the hit's end unit is found without a walk
+        self.end_below = [0]
         # The path: depths 0..path_depth hold the last request's prefixes, whose extent is at
         # least path_sent and (lazy_time) whose entry was last used at path_time.
         self.path_depth = -1
@@ -125,12 +128,15 @@ class Ledger:
         self._leave_path(keep)
         del self.pids[keep + 1 :]
         del self.pos[keep + 1 :]
+        del self.end_below[keep + 1 :]
         for i in range(keep, count):
             block = blocks[i]
             if block.tokens < 0:
                 raise ValueError(f"request {index}: token counts must be >= 0")
-            self.pids.append(self._id(self.pids[-1], block.key))
+            pid = self._id(self.pids[-1], block.key)
+            self.pids.append(pid)
             self.pos.append(self.pos[-1] + block.tokens)
+            self.end_below.append(i + 1 if pid in self.ends else self.end_below[-1])
         used = self._breakpoints(breakpoints)
         split = self._split(count, used, now)
         self._remember(count, used, output_key, now, split)
@@ -188,11 +194,11 @@ class Ledger:
 
     def _hit_at(self, boundary: int) -> int:
         """The automatic hit when the first `boundary` blocks are matched and alive."""
-        pids, pos = self.pids, self.pos
+        pos = self.pos
         matched = pos[boundary]
         if self.m.kind == "prefix_units":
             grid = matched - matched % self.m.unit_tokens
-            end = next((pos[i] for i in range(boundary, 0, -1) if pids[i] in self.ends), 0)
+            end = pos[self.end_below[boundary]]  # pos[0] = 0: no end unit
             hit = max(grid, end)
         else:
             hit = matched - matched % self.m.step_tokens
@@ -255,6 +261,7 @@ class Ledger:
             return
         if self.m.kind == "prefix_units":
             self.ends.add(pids[-1])
+            self.end_below[-1] = len(pids) - 1
             if out_pid is not None:
                 self.cached[out_pid] = now
                 self.ends.add(out_pid)
