@@ -10,7 +10,8 @@ one assistant turn with one tool call and its output, sizes log-normal around 3 
 results as in bench_replay.py; one output in twelve carries a traceback). Then it runs
 `python -m pipeline sweep study=toolout study.transcripts_dir=DIR` (or, with `--shipped`, the
 shipped corpus) in a child process and samples, every 0.5 s, the peak RSS (VmHWM) of the
-driver and of every Ray actor process (`ray::EndpointWorker`). It prints the wall time, units
+driver and of every Ray actor process of the sweep (`ray::EndpointWorker` descendants of the
+driver). It prints the wall time, units
 per second, requests accounted per second (the rows' `replayed_requests` summed over units,
 over the wall time), the driver's peak RSS and the largest actor's.
 """
@@ -87,16 +88,32 @@ def _hwm_kib(pid: int) -> int:
     return 0
 
 
-def _actors() -> list[int]:
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _actors(root: int) -> list[int]:
+    """This sweep's actor processes: `ray::EndpointWorker` descendants of the driver (other
+    sweeps on the machine have their own)."""
     found = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if cmd.startswith(b"ray::EndpointWorker"):
-                found.append(int(entry.name))
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if not cmd.startswith(b"ray::EndpointWorker"):
+            continue
+        pid = ancestor = int(entry.name)
+        while ancestor > 1 and ancestor != root:
+            ancestor = _parent(ancestor)
+        if ancestor == root:
+            found.append(pid)
     return found
 
 
@@ -113,7 +130,7 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         while not self.done.wait(0.5):
             self.peak_driver = max(self.peak_driver, _hwm_kib(self.driver))
-            for pid in _actors():
+            for pid in _actors(self.driver):
                 self.peak_actor[pid] = max(self.peak_actor.get(pid, 0), _hwm_kib(pid))
 
 
