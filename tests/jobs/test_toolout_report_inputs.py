@@ -9,11 +9,11 @@ import polars as pl
 
 from jobs import io
 from jobs.toolout.report import render_report
-from tests.jobs.test_provenance_header import toolout_run
+from tests.jobs.test_provenance_header import TOOLOUT, toolout_run
 
 
 def _report(run_dir: Path) -> str:
-    return render_report(run_dir).read_text(encoding="utf-8")
+    return render_report(run_dir, TOOLOUT).read_text(encoding="utf-8")
 
 
 def test_provenance_names_the_transcripts_dir_read_not_the_default_corpora(tmp_path: Path) -> None:
