@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
+from pipeline.sweep.claim import claimed_session
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
 from pipeline.sweep.history import with_added_units, with_session, with_session_counters
 from pipeline.sweep.orphans import (
@@ -43,8 +44,6 @@ from pipeline.sweep.run import (
     new_manifest,
     plan_rows,
     plan_specs,
-    prepare,
-    prepare_run_dir,
     publication_dates,
     schedule_closure,
     worker_settings,
@@ -225,11 +224,17 @@ def execute_sweep(
     Bad input raises a UserError before anything starts. Once the run directory exists, every
     outcome is returned: the manifest is closed with its status, the study's analysis and
     report run once (the nothing-ran report when the run has no rows) and SweepEnd carries the
-    exit code and text.
+    exit code and text. The run dir is locked for the whole session (claim.py): a second
+    session on it is refused before it reads or cleans anything.
     """
-    p = prepare(overrides)
+    with claimed_session(overrides) as p:
+        return _execute_claimed(p, analyze=analyze, sim_servers=sim_servers)
+
+
+def _execute_claimed(
+    p: Prepared, *, analyze: bool, sim_servers: Literal["process", "thread"]
+) -> SweepEnd:
     warning = schedule_closure(p).warning() if p.study.order_matters else None
-    p = prepare_run_dir(p)
     import ray  # after validation: bad input fails fast, before Ray is even imported
 
     dates = publication_dates(p.resolution)

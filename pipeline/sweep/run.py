@@ -68,7 +68,7 @@ class Prepared:
         return self.resolution.kind == "sim"
 
 
-def _resume_dir(overrides: Sequence[str]) -> Path | None:
+def resume_dir_of(overrides: Sequence[str]) -> Path | None:
     for item in overrides:
         if item.startswith("resume=") and item.split("=", 1)[1] not in ("", "null"):
             return Path(item.split("=", 1)[1])
@@ -82,7 +82,7 @@ _SESSION_ONLY = ("resume=", "allow_config_change=")
 
 def prepare(overrides: Sequence[str]) -> Prepared:
     """Compose and validate everything; raise a UserError before any request on bad input."""
-    resume_dir = _resume_dir(overrides)
+    resume_dir = resume_dir_of(overrides)
     manifest = None
     changes: tuple[ConfigChange, ...] = ()
     if resume_dir is not None:
