@@ -10,7 +10,7 @@ ones with their reasons. No readable transcript at all is a one-line error.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,12 @@ from pipeline.config.schema import AnalysisConfig
 from pipeline.config.strict import ConfigError
 from pipeline.study import Column, TableSpec
 from pipeline.toolout.config import ToolOutConfig, toolout_config
-from pipeline.toolout.importers import detect, import_file
+from pipeline.toolout.importers import detect, import_file, within_output_cap
 from pipeline.toolout.policies import build_policy
 from pipeline.toolout.records import ROW_COLUMNS, TABLES
 from pipeline.toolout.study import Skipped, ToolOutStudy
-from pipeline.toolout.transcript import Transcript
+from pipeline.toolout.transcript import Transcript, TranscriptError
+from pipeline.user_files import MB, UnreadableFile, read_bounded
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 TRANSCRIPT_SUFFIXES = (".traj", ".json", ".jsonl")
@@ -51,14 +52,20 @@ def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return specs
 
 
+def _transcript_root(cfg: ToolOutConfig) -> Path:
+    if cfg.transcripts_dir is None:
+        return DATA_DIR / "transcripts"
+    root = Path(cfg.transcripts_dir)
+    if not root.is_dir():
+        raise ConfigError(f"study.transcripts_dir {str(root)!r} is not a directory")
+    return root
+
+
 def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
     """(path, source shown in messages, corpus or None to detect) of every transcript file."""
+    root = _transcript_root(cfg)
     if cfg.transcripts_dir is not None:
-        root = Path(cfg.transcripts_dir)
-        if not root.is_dir():
-            raise ConfigError(f"study.transcripts_dir {root} is not a directory")
         return [(p, str(p), "jsonl") for p in sorted(root.glob("*.jsonl"))]
-    root = DATA_DIR / "transcripts"
     files: list[tuple[Path, str, str | None]] = []
     for corpus in cfg.corpora:
         for path in sorted((root / corpus).rglob("*")):
@@ -68,21 +75,41 @@ def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
     return files
 
 
+def _skips(source: str, errors: Sequence[TranscriptError]) -> list[Skipped]:
+    """The source is said once, by the warning (a TranscriptError's str repeats it)."""
+    return [Skipped(source, f"{error.record}: {error.problem}") for error in errors]
+
+
 def read_corpus(
     cfg: ToolOutConfig,
 ) -> tuple[list[Transcript], list[Skipped], dict[str, str]]:
+    """Every readable transcript, and a one-line skip for each file or record that is not
+    (bounds: pipeline/user_files.py, study.max_file_mb and study.max_output_mb)."""
     transcripts: list[Transcript] = []
     skipped: list[Skipped] = []
     sources: dict[str, str] = {}
-    for path, source, corpus in _transcript_files(cfg):
-        data = path.read_bytes()
+    root, files = _transcript_root(cfg), _transcript_files(cfg)
+    for path, source, corpus in files:
+        try:
+            data = read_bounded(
+                path, max_bytes=int(cfg.max_file_mb * MB), cap_name="study.max_file_mb", root=root
+            )
+        except UnreadableFile as exc:
+            skipped.append(Skipped(source, exc.reason))
+            continue
         sources[source] = hashlib.sha256(data).hexdigest()
         outcome = import_file(data, source, corpus)
-        transcripts += outcome.transcripts
-        skipped += [Skipped(source, str(error)) for error in outcome.errors]
+        kept, too_big = within_output_cap(outcome.transcripts, int(cfg.max_output_mb * MB))
+        transcripts += kept
+        skipped += _skips(source, [*outcome.errors, *too_big])
     if not transcripts:
-        where = cfg.transcripts_dir or ", ".join(cfg.corpora)
-        raise ConfigError(f"no readable transcript in {where}; see the skipped files above")
+        where = repr(cfg.transcripts_dir) if cfg.transcripts_dir else ", ".join(cfg.corpora)
+        if not files:
+            kind = "*.jsonl file" if cfg.transcripts_dir else "transcript file"
+            raise ConfigError(f"no {kind} in {where}")
+        raise ConfigError(
+            f"no readable transcript in {where}; see the {len(skipped)} skipped above"
+        )
     return transcripts, skipped, sources
 
 
