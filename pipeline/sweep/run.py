@@ -30,6 +30,7 @@ from pipeline.endpoints.panels import (
     materialize,
     resolve,
 )
+from pipeline.endpoints.sampling import check_sampling
 from pipeline.store.layout import Layout
 from pipeline.store.manifest import Manifest, load_manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
@@ -112,6 +113,7 @@ def prepare(overrides: Sequence[str]) -> Prepared:
     check_secrets(resolution)
     for inc in resolution.included:  # a runner that cannot be built fails here, not in an actor
         study.runner(inc.endpoint)
+        check_sampling(inc.endpoint, temperature=cfg.temperature)  # its declared range
     inputs = study.inputs
     if resume_dir is not None and manifest is not None:
         check_resume_compatible(
