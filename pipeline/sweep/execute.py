@@ -416,5 +416,6 @@ def _ending(
         simulated=bool(manifest.extra.get("simulated")) or session.any_simulated(),
         report=report,
         run_dir=run_dir,
+        budget=p.cfg.budget,
     )
     return SweepEnd(run_dir, status, summary.EXIT_OK, paragraph, report)
