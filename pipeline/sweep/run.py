@@ -264,8 +264,10 @@ def new_manifest(p: Prepared) -> Manifest:
 
 
 def schedule_closure(p: Prepared) -> ScheduleClosure:
-    """Whether this sweep's execution group closes its schedule (one group per sweep)."""
-    return closure(p.cfg.schedule, len(p.study.arms()), p.cfg.repeats)
+    """Whether this sweep's execution group closes its schedule (one group per sweep), per
+    configuration and across the panel's configurations."""
+    configs = len(p.resolution.included)
+    return closure(p.cfg.schedule, len(p.study.arms()), p.cfg.repeats, max(1, configs))
 
 
 def plan_specs(p: Prepared) -> list[UnitSpec]:
