@@ -5,11 +5,11 @@ without a LIMIT died in Rust with `memory allocation of 7759343040 bytes failed`
 backtrace and exit 134. Polars has neither a time nor a memory limit, so the query runs in a
 child (`python -m pipeline.commands.query_bounds`) whose address space is capped with
 `RLIMIT_AS` (`--max-memory-mb`, default 4096 MB, more on many cores; a bare Polars process
-already maps about 1 GB) and which is killed after `--timeout-s` (default 60). The child writes the formatted result
-to a private temporary file; the parent copies it to stdout only on success, so a killed
-query prints no half table. A breach is one line (exit 2) saying which limit and how to stay
-under it. The child's own one-line errors are raised again here; anything else it prints
-(a bug's traceback) is passed through with its exit code, as a bug should be.
+already maps about 1 GB) and which is killed after `--timeout-s` (default 60). The child
+writes the formatted result to a private temporary file; the parent copies it to stdout only
+on success, so a killed query prints no half table. A breach is one line (exit 2) saying
+which limit and how to stay under it. The child's own one-line errors are raised again
+here; anything else it prints (a bug's traceback) is passed through with its exit code.
 `--timeout-s 0 --max-memory-mb 0` runs the query in this process, unbounded.
 """
 
