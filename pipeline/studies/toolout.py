@@ -10,7 +10,7 @@ ones with their reasons. No readable transcript at all is a one-line error.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from pipeline.toolout.records import ROW_COLUMNS, TABLES
 from pipeline.toolout.study import Skipped, ToolOutStudy
 from pipeline.toolout.transcript import Transcript, TranscriptError
 from pipeline.user_files import MB, UnreadableFile, read_bounded
+from pipeline.usererror import UserError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 TRANSCRIPT_SUFFIXES = (".traj", ".json", ".jsonl")
@@ -62,10 +63,14 @@ def _transcript_root(cfg: ToolOutConfig) -> Path:
 
 
 def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
-    """(path, source shown in messages, corpus or None to detect) of every transcript file."""
+    """(path, source shown in messages, corpus or None to detect) of every transcript file.
+
+    A user's file is named relative to `study.transcripts_dir`, so its transcript id is
+    `jsonl/<file stem>` (docs/tables.md) and no absolute path reaches a table.
+    """
     root = _transcript_root(cfg)
     if cfg.transcripts_dir is not None:
-        return [(p, str(p), "jsonl") for p in sorted(root.glob("*.jsonl"))]
+        return [(p, p.relative_to(root).as_posix(), "jsonl") for p in sorted(root.glob("*.jsonl"))]
     files: list[tuple[Path, str, str | None]] = []
     for corpus in cfg.corpora:
         for path in sorted((root / corpus).rglob("*")):
@@ -75,36 +80,91 @@ def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
     return files
 
 
+def _read_transcript_file(path: Path, max_bytes: int, root: Path | None) -> bytes:
+    return read_bounded(path, max_bytes=max_bytes, cap_name="study.max_file_mb", root=root)
+
+
 def _skips(source: str, errors: Sequence[TranscriptError]) -> list[Skipped]:
     """The source is said once, by the warning (a TranscriptError's str repeats it)."""
     return [Skipped(source, f"{error.record}: {error.problem}") for error in errors]
 
 
+@dataclass(frozen=True)
+class CorpusFile:
+    """One transcript file of the corpus, by reference: where it is and what it held."""
+
+    path: str  # absolute, read by whichever process replays it
+    source: str  # as named in messages and transcript ids
+    corpus: str | None  # None: detected from the source
+    sha256: str
+    transcripts: int
+
+
+class CorpusChangedError(UserError):
+    """A transcript file changed between the sweep's start and a replay of it."""
+
+
+@dataclass(frozen=True)
+class CorpusFiles:
+    """The corpus as an index of its files (picklable and small): what travels to the actors.
+
+    Iterating reads one file at a time, checks it still has the SHA-256 the sweep recorded
+    and yields its transcripts, so a process holds one file's transcripts plus this index,
+    never the corpus (issue 20). The files are the originals, not copies: on a cluster they
+    must be on a filesystem every node sees (docs/cluster.md).
+    """
+
+    files: tuple[CorpusFile, ...]
+    max_file_bytes: int = 64 * MB  # study.max_file_mb: the same bounds on every read
+    max_output_bytes: int = 8 * MB  # study.max_output_mb
+
+    def __len__(self) -> int:
+        return sum(f.transcripts for f in self.files)
+
+    def __iter__(self) -> Iterator[Transcript]:
+        for f in self.files:
+            data = _read_transcript_file(Path(f.path), self.max_file_bytes, None)
+            if hashlib.sha256(data).hexdigest() != f.sha256:
+                raise CorpusChangedError(
+                    f"transcript file {f.source} changed since the sweep read it; "
+                    "restore it or start a new run"
+                )
+            transcripts = import_file(data, f.source, f.corpus).transcripts
+            yield from within_output_cap(transcripts, self.max_output_bytes)[0]
+
+
 def read_corpus(
     cfg: ToolOutConfig,
-) -> tuple[list[Transcript], list[Skipped], dict[str, str]]:
-    """Every readable transcript, and a one-line skip for each file or record that is not
-    (bounds: pipeline/user_files.py, study.max_file_mb and study.max_output_mb)."""
-    transcripts: list[Transcript] = []
+) -> tuple[CorpusFiles, list[Skipped], dict[str, str]]:
+    """The corpus index, the skipped files and records, and every file's SHA-256.
+
+    Each file is read and imported once here (so bad files are named before anything
+    starts) and then dropped: the driver keeps the index, not the transcripts. Reads are
+    bounded (pipeline/user_files.py: regular files only, study.max_file_mb, no symlink out of
+    the directory), and a transcript with a message over study.max_output_mb is skipped.
+    """
+    files: list[CorpusFile] = []
     skipped: list[Skipped] = []
     sources: dict[str, str] = {}
-    root, files = _transcript_root(cfg), _transcript_files(cfg)
-    for path, source, corpus in files:
+    max_file, max_output = int(cfg.max_file_mb * MB), int(cfg.max_output_mb * MB)
+    root, found = _transcript_root(cfg), _transcript_files(cfg)
+    for path, source, corpus in found:
         try:
-            data = read_bounded(
-                path, max_bytes=int(cfg.max_file_mb * MB), cap_name="study.max_file_mb", root=root
-            )
+            data = _read_transcript_file(path, max_file, root)
         except UnreadableFile as exc:
             skipped.append(Skipped(source, exc.reason))
             continue
-        sources[source] = hashlib.sha256(data).hexdigest()
+        digest = sources[source] = hashlib.sha256(data).hexdigest()
         outcome = import_file(data, source, corpus)
-        kept, too_big = within_output_cap(outcome.transcripts, int(cfg.max_output_mb * MB))
-        transcripts += kept
+        kept, too_big = within_output_cap(outcome.transcripts, max_output)
+        if kept:
+            files.append(CorpusFile(str(path.resolve()), source, corpus, digest, len(kept)))
         skipped += _skips(source, [*outcome.errors, *too_big])
-    if not transcripts:
+        del data, outcome, kept
+    transcripts = CorpusFiles(tuple(files), max_file, max_output)
+    if not len(transcripts):
         where = repr(cfg.transcripts_dir) if cfg.transcripts_dir else ", ".join(cfg.corpora)
-        if not files:
+        if not found:
             kind = "*.jsonl file" if cfg.transcripts_dir else "transcript file"
             raise ConfigError(f"no {kind} in {where}")
         raise ConfigError(
@@ -126,7 +186,7 @@ class ToolOutDefinition:
         transcripts, skipped, sources = read_corpus(cfg)
         return ToolOutStudy(
             config=cfg,
-            transcripts=tuple(transcripts),
+            transcripts=transcripts,
             skipped=tuple(skipped),
             sources=sources,
             policies=_policy_specs(cfg.policies),
