@@ -1,0 +1,69 @@
+"""`python -m pipeline view RUN_DIR [RUN_DIR ...] [--port N]`: a local, read-only run viewer.
+
+Serves the runs on http://127.0.0.1:PORT/ (loopback only; the port is an option, 0 picks a
+free one), prints the URL, and stops on Ctrl-C. `--export OUT.html RUN_DIR` writes one
+self-contained HTML file instead (figures and data inline; opens from disk with no server) and
+prints its path and size. The pages are `pipeline.view`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from pathlib import Path
+
+from pipeline.commands.args import CommandParser
+from pipeline.usererror import UserError
+
+DEFAULT_PORT = 7576
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = CommandParser("view", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dirs", nargs="+", type=Path, help="one or more run directories")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 = any free port)")
+    parser.add_argument("--export", type=Path, metavar="OUT.html",
+                        help="write one self-contained HTML file of RUN_DIR instead of serving")
+    return parser
+
+
+async def serve(runs: list, port: int) -> None:  # type: ignore[type-arg]
+    from aiohttp import web
+
+    from pipeline.view import HOST, build_app
+
+    runner = web.AppRunner(build_app(runs), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, HOST, port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise UserError(f"view: cannot listen on {HOST}:{port} ({exc.strerror}); "
+                            "pick another with --port") from None
+        bound = runner.addresses[0][1]
+        print(f"viewing {len(runs)} run(s) at http://{HOST}:{bound}/ (Ctrl-C stops)", flush=True)
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"view: --port must be 0..65535, not {args.port}")
+    from pipeline.view import open_runs, write_export
+
+    if args.export is not None:
+        if len(args.run_dirs) != 1:
+            raise UserError("view --export writes one run: give exactly one RUN_DIR")
+        (run,) = open_runs(args.run_dirs)
+        size = write_export(run, args.export)
+        print(f"{args.export} ({size / 1e6:.1f} MB)")
+        return 0
+    runs = open_runs(args.run_dirs)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(runs, args.port))
+    return 0

@@ -1,0 +1,83 @@
+"""Small run directories of each study for the viewer's tests.
+
+- `traces_run`: the jobs' hand-written traces run (tests/jobs/traces_rundir.py) with the
+  manifest and plan a sweep would add, analyzed and reported. Fast: no sweep.
+- `sweep_run`: a real `python -m pipeline sweep` (carrier on the sim panel, toolout offline on
+  one corpus), for the browser tests; a subprocess, as a user runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.config.schema import AnalysisConfig, BootstrapConfig
+from pipeline.store import Manifest, outcome_counts, read_table, write_manifest, write_plan
+from tests.jobs import traces_rundir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _plan_from_rows(run_dir: Path, study: str) -> None:
+    from pipeline import studies
+
+    layout = studies.layout(studies.definition(study))
+    rows = pl.from_arrow(read_table(run_dir, "rows", layout))
+    assert isinstance(rows, pl.DataFrame)
+    plan = rows.select(
+        "run_id", "config_id", "model", "family", "arm", "execution_group", "repeat",
+        "schedule_position",
+        pl.lit("done").alias("status"), pl.lit(None, dtype=pl.String).alias("not_run_reason"),
+    )
+    write_plan(run_dir, plan.to_arrow())
+
+
+def traces_run(run_dir: Path, *, simulated: bool = True) -> Path:
+    """A traces run dir with manifest, plan and report; `simulated` marks its rows so."""
+    from pipeline import studies
+    from pipeline.studies.traces import DEFINITION
+
+    traces_rundir.write_run(run_dir, simulated=simulated)
+    _plan_from_rows(run_dir, "traces")
+    layout = studies.layout(DEFINITION)
+    manifest = Manifest(
+        run_id=traces_rundir.RUN_ID, config={"repeats": 1, "study": {"name": "traces"}},
+        config_fingerprint="0" * 64, started_at="2026-12-02T00:00:00Z", study="traces",
+        status="completed",
+    )
+    from pipeline.store.reader import read_plan
+
+    plan = read_plan(run_dir)
+    assert plan is not None
+    counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
+    write_manifest(run_dir, manifest.finish("completed", counts))
+    DEFINITION.analyze(run_dir, AnalysisConfig(bootstrap=BootstrapConfig(resamples=50)))
+    return run_dir
+
+
+def sweep_run(out_dir: Path, overrides: list[str]) -> Path:
+    """Runs a sweep into `out_dir`; returns the run directory it printed."""
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "sweep", *overrides, f"out_dir={out_dir}",
+         "progress=false"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = Path(result.stdout.strip().splitlines()[-1])
+    assert (run_dir / "manifest.json").is_file(), result.stdout[-2000:]
+    return run_dir
+
+
+def manifest(run_dir: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((run_dir / "manifest.json").read_text())
+    return data
+
+
+CARRIER = ["+panel=sim", "sim.configs=2", "arms=[j,q]", "repeats=1", "scenario=small"]
+TOOLOUT = ["study=toolout", "study.corpora=[openhands]"]
