@@ -12,9 +12,13 @@ import argparse
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.commands.args import CommandParser
 from pipeline.usererror import UserError
+
+if TYPE_CHECKING:
+    from pipeline.view import Run
 
 DEFAULT_PORT = 7576
 
@@ -22,14 +26,22 @@ DEFAULT_PORT = 7576
 def _parser() -> argparse.ArgumentParser:
     parser = CommandParser("view", description=__doc__.splitlines()[0])
     parser.add_argument("run_dirs", nargs="+", type=Path, help="one or more run directories")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
-                        help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 = any free port)")
-    parser.add_argument("--export", type=Path, metavar="OUT.html",
-                        help="write one self-contained HTML file of RUN_DIR instead of serving")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 = any free port)",
+    )
+    parser.add_argument(
+        "--export",
+        type=Path,
+        metavar="OUT.html",
+        help="write one self-contained HTML file of RUN_DIR instead of serving",
+    )
     return parser
 
 
-async def serve(runs: list, port: int) -> None:  # type: ignore[type-arg]
+async def serve(runs: list[Run], port: int) -> None:
     from aiohttp import web
 
     from pipeline.view import HOST, build_app
@@ -41,8 +53,9 @@ async def serve(runs: list, port: int) -> None:  # type: ignore[type-arg]
         try:
             await site.start()
         except OSError as exc:
-            raise UserError(f"view: cannot listen on {HOST}:{port} ({exc.strerror}); "
-                            "pick another with --port") from None
+            raise UserError(
+                f"view: cannot listen on {HOST}:{port} ({exc.strerror}); pick another with --port"
+            ) from None
         bound = runner.addresses[0][1]
         print(f"viewing {len(runs)} run(s) at http://{HOST}:{bound}/ (Ctrl-C stops)", flush=True)
         await asyncio.Event().wait()

@@ -72,11 +72,28 @@ def carrier_unit(run: Run, row: dict[str, Any]) -> dict[str, Any]:
         if fold.get("finish_reason") == "length":
             flags.append("length stop")
         after = fold.get("carried_text") or ""
-        facts = {k: fold.get(k) for k in ("finish_reason", "prompt_tokens", "completion_tokens",
-                                          "reply_chars", "carried_chars", "headings_carried")}
-        chain.append(Fold(int(fold["fold_index"]), str(fold.get("chunks")),
-                          mark(text, marks) if text else Markup("<em>chunk not in fixture</em>"),
-                          mark(before, marks), mark(after, marks), flags, facts))
+        facts = {
+            k: fold.get(k)
+            for k in (
+                "finish_reason",
+                "prompt_tokens",
+                "completion_tokens",
+                "reply_chars",
+                "carried_chars",
+                "headings_carried",
+            )
+        }
+        chain.append(
+            Fold(
+                int(fold["fold_index"]),
+                str(fold.get("chunks")),
+                mark(text, marks) if text else Markup("<em>chunk not in fixture</em>"),
+                mark(before, marks),
+                mark(after, marks),
+                flags,
+                facts,
+            )
+        )
         before = after
     checks = run.rows_for("checks", row_id).sort("label").to_dicts()
     return {

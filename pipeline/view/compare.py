@@ -28,21 +28,31 @@ class Comparison:
 
 def compare(runs: Sequence[Run], units: Sequence[pl.DataFrame], metric: str | None) -> Comparison:
     numeric = [
-        {n for n, t in frame.schema.items() if t.is_numeric() and n not in
-         ("execution_group", "repeat", "attempt", "schedule_position", "seed")}
+        {
+            n
+            for n, t in frame.schema.items()
+            if t.is_numeric()
+            and n not in ("execution_group", "repeat", "attempt", "schedule_position", "seed")
+        }
         for frame in units
     ]
     shared = sorted(set.intersection(*numeric)) if numeric else []
-    chosen = metric if metric in shared else next((m for m in PREFERRED if m in shared),
-                                                  shared[0] if shared else None)
+    chosen = (
+        metric
+        if metric in shared
+        else next((m for m in PREFERRED if m in shared), shared[0] if shared else None)
+    )
     per_run = []
     for index, frame in enumerate(units):
         valid = frame.filter(pl.col("verdict") == "valid")
         aggs = [pl.len().alias(f"n_{index}")]
         if chosen:
             aggs.append(pl.col(chosen).cast(pl.Float64).mean().alias(f"mean_{index}"))
-        per_run.append(frame.select(CELL).unique().join(valid.group_by(CELL).agg(aggs),
-                                                        on=list(CELL), how="left"))
+        per_run.append(
+            frame.select(CELL)
+            .unique()
+            .join(valid.group_by(CELL).agg(aggs), on=list(CELL), how="left")
+        )
     keys = [set(map(tuple, f.select(CELL).rows())) for f in per_run]
     common = set.intersection(*keys) if keys else set()
     joined = per_run[0]

@@ -44,11 +44,22 @@ def export_html(run: Run) -> str:
         _section("overview", pages.overview(run, links)),
         _section("units", pages.units(run, links, {}, everything=True)),
     ]
-    sections += [_section(links.unit_ids[row_id], pages.unit(run, links, row_id, {}))
-                 for row_id in row_ids]
-    return pages.environment().get_template("layout.html").render(
-        title=f"{run.name} — foldsweep export", content=Markup("\n".join(sections)),
-        simulated=run.simulated, run=run, links=links, static=True, run_name=run.name)
+    sections += [
+        _section(links.unit_ids[row_id], pages.unit(run, links, row_id, {})) for row_id in row_ids
+    ]
+    return (
+        pages.environment()
+        .get_template("layout.html")
+        .render(
+            title=f"{run.name} — foldsweep export",
+            content=Markup("\n".join(sections)),
+            simulated=run.simulated,
+            run=run,
+            links=links,
+            static=True,
+            run_name=run.name,
+        )
+    )
 
 
 def _section(anchor: str, page: pages.Page) -> str:

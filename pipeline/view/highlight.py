@@ -24,7 +24,7 @@ def mark(text: str | None, values: Mapping[str, str]) -> Markup:
     out: list[str] = []
     last = 0
     for match in pattern.finditer(text):
-        out.append(str(escape(text[last:match.start()])))
+        out.append(str(escape(text[last : match.start()])))
         css = values[match.group()]
         out.append(f'<mark class="{escape(css)}">{escape(match.group())}</mark>')
         last = match.end()
@@ -34,8 +34,15 @@ def mark(text: str | None, values: Mapping[str, str]) -> Markup:
 
 def line_diff(before: str, after: str, *, labels: tuple[str, str]) -> Markup:
     """A unified line diff as HTML (`-` lines in `del`, `+` lines in `ins`); empty if equal."""
-    lines = list(difflib.unified_diff(before.splitlines(), after.splitlines(),
-                                      fromfile=labels[0], tofile=labels[1], lineterm=""))
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(),
+            after.splitlines(),
+            fromfile=labels[0],
+            tofile=labels[1],
+            lineterm="",
+        )
+    )
     out = []
     for line in lines:
         css = "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"

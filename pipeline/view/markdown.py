@@ -57,8 +57,10 @@ def render(text: str, figure_src: Callable[[str], str | None]) -> Markup:
     while i < len(lines):
         line = lines[i]
         if line.startswith("```"):
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines))
-            html.append(f"<pre>{escape(chr(10).join(lines[i + 1:end]))}</pre>")
+            end = next(
+                (j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines)
+            )
+            html.append(f"<pre>{escape(chr(10).join(lines[i + 1 : end]))}</pre>")
             i = end + 1
         elif heading := re.match(r"(#{1,6}) (.*)", line):
             level = min(6, len(heading.group(1)) + 1)  # the page owns <h1>
@@ -80,7 +82,11 @@ def render(text: str, figure_src: Callable[[str], str | None]) -> Markup:
             i += 1
         else:
             para = []
-            while i < len(lines) and lines[i].strip() and not re.match(r"(#|\||```|\s*[-*] )", lines[i]):
+            while (
+                i < len(lines)
+                and lines[i].strip()
+                and not re.match(r"(#|\||```|\s*[-*] )", lines[i])
+            ):
                 para.append(lines[i])
                 i += 1
             html.append(f"<p>{inline(' '.join(para), figure_src)}</p>")

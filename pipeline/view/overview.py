@@ -47,14 +47,17 @@ class Overview:
 
 def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
     counts = run.manifest.get("counts") or {}
-    listed = {(r["verdict"], r["reason"]): r["len"]
-              for r in units.group_by("verdict", "reason").len().to_dicts()}
+    listed = {
+        (r["verdict"], r["reason"]): r["len"]
+        for r in units.group_by("verdict", "reason").len().to_dicts()
+    }
     lines = [CountLine("valid", None, int(counts.get("valid", 0)), listed.get(("valid", None), 0))]
     for key in ("invalid", "not_run"):
         for reason, n in sorted((counts.get(key) or {}).items()):
             lines.append(CountLine(key, reason, int(n), listed.get((key, reason), 0)))
-    lines.append(CountLine("pending", None, int(counts.get("pending", 0)),
-                           listed.get(("pending", None), 0)))
+    lines.append(
+        CountLine("pending", None, int(counts.get("pending", 0)), listed.get(("pending", None), 0))
+    )
     return int(counts.get("planned", units.height)), lines
 
 
@@ -62,10 +65,14 @@ def small_sample(units: pl.DataFrame) -> tuple[list[str], int | None]:
     from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
 
     valid = units.filter(pl.col("verdict") == "valid")
-    cells = (units.select("config_id", "arm").unique()
-             .join(valid.group_by("config_id", "arm").len(), on=["config_id", "arm"], how="left")
-             .with_columns(pl.col("len").fill_null(0))
-             .filter(pl.col("len") < MIN_CELL_N).sort("config_id", "arm"))
+    cells = (
+        units.select("config_id", "arm")
+        .unique()
+        .join(valid.group_by("config_id", "arm").len(), on=["config_id", "arm"], how="left")
+        .with_columns(pl.col("len").fill_null(0))
+        .filter(pl.col("len") < MIN_CELL_N)
+        .sort("config_id", "arm")
+    )
     small = [f"{r['config_id']} × {r['arm']} (n={r['len']})" for r in cells.to_dicts()]
     configs = units["config_id"].n_unique()
     return small, configs if configs < MIN_SPREAD_N else None
@@ -95,11 +102,15 @@ def figure_names(run: Run) -> list[str]:
 def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | None]) -> Overview:
     from jobs.provenance_header import plan_arms, provenance
 
-    facts = provenance(run.manifest, plan_arms(run.path), run_id=run.name,
-                       rows_simulated=run.simulated)
+    facts = provenance(
+        run.manifest, plan_arms(run.path), run_id=run.name, rows_simulated=run.simulated
+    )
     planned, lines = count_lines(run, units)
     report = run.file(REPORT)
-    found = report_sections(report.read_text(encoding="utf-8"), figure_src) if report.is_file() else []
+    found = (
+        report_sections(report.read_text(encoding="utf-8"), figure_src) if report.is_file() else []
+    )
     small, few = small_sample(units)
-    return Overview(facts, planned, lines, figure_names(run), found, small, few,
-                    not report.is_file())
+    return Overview(
+        facts, planned, lines, figure_names(run), found, small, few, not report.is_file()
+    )

@@ -69,27 +69,51 @@ class Page:
 
 
 def _page(template: str, **context: Any) -> Page:
-    content = Markup(environment().get_template(template).render(static=context["links"].static, **context))
+    content = Markup(
+        environment().get_template(template).render(static=context["links"].static, **context)
+    )
     return Page(context["title"], content, bool(context["simulated"]), context.get("run"))
 
 
 def document(page: Page, links: Links) -> str:
     """A whole HTML document around one page (the server's response)."""
-    return environment().get_template("layout.html").render(
-        title=page.title, content=page.content, simulated=page.simulated, run=page.run,
-        links=links, static=False, run_name="")
+    return (
+        environment()
+        .get_template("layout.html")
+        .render(
+            title=page.title,
+            content=page.content,
+            simulated=page.simulated,
+            run=page.run,
+            links=links,
+            static=False,
+            run_name="",
+        )
+    )
 
 
 def index(runs: Sequence[Run], links: Links) -> Page:
-    return _page("index.html", runs=runs, links=links, simulated=any(r.simulated for r in runs),
-                 title="foldsweep runs", run=None)
+    return _page(
+        "index.html",
+        runs=runs,
+        links=links,
+        simulated=any(r.simulated for r in runs),
+        title="foldsweep runs",
+        run=None,
+    )
 
 
 def overview(run: Run, links: Links) -> Page:
     units = units_of(run)
     facts = build_overview(run, units, lambda name: _figure_src(run, links, name))
-    return _page("overview.html", run=run, links=links, o=facts, simulated=run.simulated,
-                 title=f"{run.name} — overview")
+    return _page(
+        "overview.html",
+        run=run,
+        links=links,
+        o=facts,
+        simulated=run.simulated,
+        title=f"{run.name} — overview",
+    )
 
 
 def _figure_src(run: Run, links: Links, name: str) -> str | None:
@@ -109,10 +133,20 @@ def units(run: Run, links: Links, params: Mapping[str, str], *, everything: bool
     if everything:  # the export: every unit on one page, filtered in the browser
         query = UnitQuery(query.filters, query.sort, query.desc, 1, max(1, frame.height))
     page = query_units(frame, query, columns)
-    options = {c: sorted(frame[c].cast(pl.String).fill_null("—").unique().to_list())
-               for c in ("config_id", "arm", "verdict", "reason") if c in frame.columns}
-    return _page("units.html", run=run, links=links, page=page, options=options,
-                 simulated=run.simulated, title=f"{run.name} — units")
+    options = {
+        c: sorted(frame[c].cast(pl.String).fill_null("—").unique().to_list())
+        for c in ("config_id", "arm", "verdict", "reason")
+        if c in frame.columns
+    }
+    return _page(
+        "units.html",
+        run=run,
+        links=links,
+        page=page,
+        options=options,
+        simulated=run.simulated,
+        title=f"{run.name} — units",
+    )
 
 
 def find_row(run: Run, row_id: str) -> dict[str, Any]:
@@ -133,9 +167,15 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
     key = {k: row[k] for k in ("config_id", "arm", "execution_group", "repeat")}
     final = units.filter(*[pl.col(k) == v for k, v in key.items()])
     retried = bool(row["attempt"]) or bool(final.height and (final.item(0, "attempt") or 0) > 0)
-    attempts = (run.scan("rows").filter(*[pl.col(k) == v for k, v in key.items()])
-                .select("row_id", "attempt", "valid", "invalid_reason").collect().sort("attempt")
-                if retried else row_frame(row))
+    attempts = (
+        run.scan("rows")
+        .filter(*[pl.col(k) == v for k, v in key.items()])
+        .select("row_id", "attempt", "valid", "invalid_reason")
+        .collect()
+        .sort("attempt")
+        if retried
+        else row_frame(row)
+    )
     verdict = units.filter(pl.col("row_id") == row_id)
     context: dict[str, Any] = {}
     if run.study == "carrier":
@@ -150,15 +190,34 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
         from pipeline.view.traces_unit import traces_unit
 
         context = traces_unit(run, row, params.get("shape"))
-    template = f"unit_{run.study}.html" if run.study in ("carrier", "toolout", "traces") else "unit_generic.html"
-    scalars = {k: v for k, v in row.items()
-               if not isinstance(v, str) or len(v) <= 200}
-    return _page(template, run=run, links=links, row=row, scalars=scalars,
-                 attempts=attempts.to_dicts(), is_final=bool(verdict.height), u=context,
-                 simulated=run.simulated, title=f"{run.name} — {row_id}")
+    template = (
+        f"unit_{run.study}.html"
+        if run.study in ("carrier", "toolout", "traces")
+        else "unit_generic.html"
+    )
+    scalars = {k: v for k, v in row.items() if not isinstance(v, str) or len(v) <= 200}
+    return _page(
+        template,
+        run=run,
+        links=links,
+        row=row,
+        scalars=scalars,
+        attempts=attempts.to_dicts(),
+        is_final=bool(verdict.height),
+        u=context,
+        simulated=run.simulated,
+        title=f"{run.name} — {row_id}",
+    )
 
 
 def compare(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Page:
     table = compare_mod.compare(runs, [units_of(r) for r in runs], params.get("metric"))
-    return _page("compare.html", runs=runs, links=links, c=table, run=None,
-                 simulated=any(r.simulated for r in runs), title="compare runs")
+    return _page(
+        "compare.html",
+        runs=runs,
+        links=links,
+        c=table,
+        run=None,
+        simulated=any(r.simulated for r in runs),
+        title="compare runs",
+    )

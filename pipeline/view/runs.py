@@ -75,7 +75,9 @@ class Run:
         from pipeline.store import read_plan
 
         stored = read_plan(self.path)
-        frame = pl.from_arrow(self.layout.schema("plan").empty_table() if stored is None else stored)
+        frame = pl.from_arrow(
+            self.layout.schema("plan").empty_table() if stored is None else stored
+        )
         assert isinstance(frame, pl.DataFrame)
         return frame
 

@@ -22,7 +22,7 @@ from pipeline.view.links import Links
 from pipeline.view.runs import Run
 
 HOST = "127.0.0.1"
-RUNS: web.AppKey[list[Run]] = web.AppKey("runs", list)
+RUNS: web.AppKey[list[Run]] = web.AppKey("runs", list[Run])
 HTML = "text/html"
 
 
@@ -43,7 +43,8 @@ async def _html(render: Callable[[], pages.Page]) -> web.Response:
 
 
 async def index(request: web.Request) -> web.Response:
-    return await _html(lambda: pages.index(request.app[RUNS], Links()))
+    runs = request.app[RUNS]
+    return await _html(lambda: pages.index(runs, Links()))
 
 
 async def overview(request: web.Request) -> web.Response:
@@ -67,8 +68,8 @@ async def unit(request: web.Request) -> web.Response:
 
 
 async def compare(request: web.Request) -> web.Response:
-    params = dict(request.query)
-    return await _html(lambda: pages.compare(request.app[RUNS], Links(), params))
+    params, runs = dict(request.query), request.app[RUNS]
+    return await _html(lambda: pages.compare(runs, Links(), params))
 
 
 async def figure(request: web.Request) -> web.StreamResponse:

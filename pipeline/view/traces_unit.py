@@ -37,9 +37,12 @@ def _shapes() -> dict[str, Any]:
 
 
 def _verdicts(probes: list[dict[str, Any]], renderer: str) -> list[str]:
-    return [f"{p['secret']} ({p['secret_field']}): "
-            f"{'in rendered prompt' if p['in_rendered'] else 'NOT in rendered prompt'}"
-            for p in probes if p["renderer"] == renderer and p["default_switches"]]
+    return [
+        f"{p['secret']} ({p['secret_field']}): "
+        f"{'in rendered prompt' if p['in_rendered'] else 'NOT in rendered prompt'}"
+        for p in probes
+        if p["renderer"] == renderer and p["default_switches"]
+    ]
 
 
 def visibility(run: Run, row: dict[str, Any], wanted: str | None) -> dict[str, Any]:
@@ -56,10 +59,15 @@ def visibility(run: Run, row: dict[str, Any], wanted: str | None) -> dict[str, A
         if p["error_type"]:
             cell["error"] = f"{p['renderer']}: {p['error_type']} {p['error_message']}"
     for cell in matrix.values():
-        cell["disagree"] = any(len({v[2] for v in per.values()}) > 1 for per in cell["secrets"].values())
+        cell["disagree"] = any(
+            len({v[2] for v in per.values()}) > 1 for per in cell["secrets"].values()
+        )
     names = list(matrix)
-    chosen = wanted if wanted in matrix else next((n for n in names if matrix[n]["disagree"]),
-                                                   names[0] if names else None)
+    chosen = (
+        wanted
+        if wanted in matrix
+        else next((n for n in names if matrix[n]["disagree"]), names[0] if names else None)
+    )
     layers: dict[str, Any] = {}
     if chosen is not None:
         shape = _shapes().get(chosen)
@@ -74,19 +82,31 @@ def visibility(run: Run, row: dict[str, Any], wanted: str | None) -> dict[str, A
             prompt: Markup | str = "template text not recorded in this run: cannot re-render"
             if text:
                 outcome = render(text, body["messages"], tools=body.get("tools"))
-                prompt = (mark(outcome.prompt, secrets) if outcome.prompt is not None
-                          else f"render failed: {outcome.error_type} {outcome.error_message}")
+                prompt = (
+                    mark(outcome.prompt, secrets)
+                    if outcome.prompt is not None
+                    else f"render failed: {outcome.error_type} {outcome.error_message}"
+                )
             layers = {
-                "stored": mark(json.dumps(list(shape.messages), indent=2, ensure_ascii=False), secrets),
+                "stored": mark(
+                    json.dumps(list(shape.messages), indent=2, ensure_ascii=False), secrets
+                ),
                 "wire": mark(json.dumps(body, indent=2, ensure_ascii=False), secrets),
                 "rendered": prompt,
                 "template": name,
-                "diff": line_diff("\n".join(_verdicts(rows, OFFLINE)), "\n".join(_verdicts(rows, LIVE)),
-                                  labels=(OFFLINE, LIVE)),
+                "diff": line_diff(
+                    "\n".join(_verdicts(rows, OFFLINE)),
+                    "\n".join(_verdicts(rows, LIVE)),
+                    labels=(OFFLINE, LIVE),
+                ),
                 "has_live": any(r["renderer"] == LIVE for r in rows),
             }
-    return {"matrix": matrix, "shape": chosen, "layers": layers,
-            "recitals": run.rows_for("recitals", row["row_id"]).sort("shape", "secret").to_dicts()}
+    return {
+        "matrix": matrix,
+        "shape": chosen,
+        "layers": layers,
+        "recitals": run.rows_for("recitals", row["row_id"]).sort("shape", "secret").to_dicts(),
+    }
 
 
 def compression(run: Run, row: dict[str, Any]) -> dict[str, Any]:
@@ -103,11 +123,19 @@ def compression(run: Run, row: dict[str, Any]) -> dict[str, Any]:
             trace_facts = extract(trace)
             kept = split(trace_facts, summary)
             invented = split(extract(summary), trace).absent
-            in_trace = {f.value: "kept" for f in kept.present} | {f.value: "lost" for f in kept.absent}
-            in_summary = {f.value: "kept" for f in kept.present} | {f.value: "invented" for f in invented}
-            entry.update(trace=mark(trace, in_trace), summary=mark(summary, in_summary),
-                         kept=[f.value for f in kept.present], lost=[f.value for f in kept.absent],
-                         invented=[f.value for f in invented])
+            in_trace = {f.value: "kept" for f in kept.present} | {
+                f.value: "lost" for f in kept.absent
+            }
+            in_summary = {f.value: "kept" for f in kept.present} | {
+                f.value: "invented" for f in invented
+            }
+            entry.update(
+                trace=mark(trace, in_trace),
+                summary=mark(summary, in_summary),
+                kept=[f.value for f in kept.present],
+                lost=[f.value for f in kept.absent],
+                invented=[f.value for f in invented],
+            )
         out.append(entry)
     return {"compressions": out, "items_missing": not items}
 

@@ -27,8 +27,17 @@ from pipeline.view.runs import Run
 PER_PAGE = 50
 MAX_PER_PAGE = 500
 LONG_TEXT = 120  # a string column longer than this in any unit is shown on the unit page only
-PLAN_COLUMNS = ("config_id", "model", "family", "arm", "execution_group", "repeat",
-                "schedule_position", "status", "not_run_reason")
+PLAN_COLUMNS = (
+    "config_id",
+    "model",
+    "family",
+    "arm",
+    "execution_group",
+    "repeat",
+    "schedule_position",
+    "status",
+    "not_run_reason",
+)
 FIRST = ("row_id", "config_id", "arm", "execution_group", "repeat", "attempt", "verdict", "reason")
 CONTROL_PARAMS = frozenset({"sort", "desc", "page", "per"})
 
@@ -36,22 +45,30 @@ CONTROL_PARAMS = frozenset({"sort", "desc", "page", "per"})
 def unit_frame(run: Run) -> pl.DataFrame:
     """Plan ⋈ final rows on the unit key, with `verdict` and `reason` (see module doc)."""
     plan = run.plan.select(PLAN_COLUMNS)
-    final = run.final.drop([c for c in ("model", "family", "schedule_position", "run_id")
-                            if c in run.final.columns])
+    final = run.final.drop(
+        [c for c in ("model", "family", "schedule_position", "run_id") if c in run.final.columns]
+    )
     joined = plan.join(final, on=list(KEY), how="left", coalesce=True)
     unfinished = _unfinished_reason(run, plan)
     has_row = pl.col("row_id").is_not_null()
     verdict = (
-        pl.when(pl.col("status") == "not_run").then(pl.lit("not_run"))
-        .when(has_row & pl.col("valid")).then(pl.lit("valid"))
-        .when(has_row).then(pl.lit("invalid"))
-        .when(pl.lit(unfinished is not None)).then(pl.lit("not_run"))
+        pl.when(pl.col("status") == "not_run")
+        .then(pl.lit("not_run"))
+        .when(has_row & pl.col("valid"))
+        .then(pl.lit("valid"))
+        .when(has_row)
+        .then(pl.lit("invalid"))
+        .when(pl.lit(unfinished is not None))
+        .then(pl.lit("not_run"))
         .otherwise(pl.lit("pending"))
     )
     reason = (
-        pl.when(pl.col("status") == "not_run").then(pl.col("not_run_reason").fill_null("unspecified"))
-        .when(has_row & ~pl.col("valid")).then(pl.col("invalid_reason").fill_null("unspecified"))
-        .when(~has_row).then(pl.lit(unfinished))
+        pl.when(pl.col("status") == "not_run")
+        .then(pl.col("not_run_reason").fill_null("unspecified"))
+        .when(has_row & ~pl.col("valid"))
+        .then(pl.col("invalid_reason").fill_null("unspecified"))
+        .when(~has_row)
+        .then(pl.lit(unfinished))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
     frame = joined.with_columns(verdict.alias("verdict"), reason.alias("reason"))
@@ -74,8 +91,9 @@ def table_columns(frame: pl.DataFrame) -> list[str]:
     for name, dtype in frame.schema.items():
         if dtype.is_nested():
             continue
-        if dtype == pl.String and (frame[name].str.len_chars().max() or 0) > LONG_TEXT:
-            continue  # type: ignore[operator]
+        longest = frame[name].str.len_chars().max() if dtype == pl.String else None
+        if isinstance(longest, int) and longest > LONG_TEXT:
+            continue
         shown.append(name)
     return shown
 
@@ -93,7 +111,9 @@ class UnitQuery:
     @classmethod
     def parse(cls, params: Mapping[str, str], columns: list[str]) -> UnitQuery:
         """From query parameters; unknown columns are ignored, not errors (a stale link)."""
-        filters = tuple((k, v) for k, v in params.items() if k in columns and k not in CONTROL_PARAMS)
+        filters = tuple(
+            (k, v) for k, v in params.items() if k in columns and k not in CONTROL_PARAMS
+        )
         sort = params.get("sort")
         return cls(
             filters=filters,
@@ -106,8 +126,12 @@ class UnitQuery:
     def params(self, **change: object) -> dict[str, str]:
         """This query's parameters with some changed (for the pager and the column headers)."""
         out = dict(self.filters)
-        values = {"sort": self.sort, "desc": "1" if self.desc else None, "page": str(self.page),
-                  "per": str(self.per) if self.per != PER_PAGE else None}
+        values = {
+            "sort": self.sort,
+            "desc": "1" if self.desc else None,
+            "page": str(self.page),
+            "per": str(self.per) if self.per != PER_PAGE else None,
+        }
         values.update({k: None if v is None else str(v) for k, v in change.items()})
         out.update({k: v for k, v in values.items() if v is not None})
         return out
@@ -151,8 +175,14 @@ def query_units(frame: pl.DataFrame, query: UnitQuery, columns: list[str]) -> Un
     pages = max(1, -(-selected.height // query.per))
     page = min(query.page, pages)
     chunk = selected.slice((page - 1) * query.per, query.per).select(columns)
-    return UnitPage(chunk.to_dicts(), columns, frame.height, selected.height, pages,
-                    UnitQuery(query.filters, query.sort, query.desc, page, query.per))
+    return UnitPage(
+        chunk.to_dicts(),
+        columns,
+        frame.height,
+        selected.height,
+        pages,
+        UnitQuery(query.filters, query.sort, query.desc, page, query.per),
+    )
 
 
 def _text_expr(column: str, dtype: pl.DataType) -> pl.Expr:

@@ -30,9 +30,16 @@ def _plan_from_rows(run_dir: Path, study: str) -> None:
     rows = pl.from_arrow(read_table(run_dir, "rows", layout))
     assert isinstance(rows, pl.DataFrame)
     plan = rows.select(
-        "run_id", "config_id", "model", "family", "arm", "execution_group", "repeat",
+        "run_id",
+        "config_id",
+        "model",
+        "family",
+        "arm",
+        "execution_group",
+        "repeat",
         "schedule_position",
-        pl.lit("done").alias("status"), pl.lit(None, dtype=pl.String).alias("not_run_reason"),
+        pl.lit("done").alias("status"),
+        pl.lit(None, dtype=pl.String).alias("not_run_reason"),
     )
     write_plan(run_dir, plan.to_arrow())
 
@@ -46,8 +53,11 @@ def traces_run(run_dir: Path, *, simulated: bool = True) -> Path:
     _plan_from_rows(run_dir, "traces")
     layout = studies.layout(DEFINITION)
     manifest = Manifest(
-        run_id=traces_rundir.RUN_ID, config={"repeats": 1, "study": {"name": "traces"}},
-        config_fingerprint="0" * 64, started_at="2026-12-02T00:00:00Z", study="traces",
+        run_id=traces_rundir.RUN_ID,
+        config={"repeats": 1, "study": {"name": "traces"}},
+        config_fingerprint="0" * 64,
+        started_at="2026-12-02T00:00:00Z",
+        study="traces",
         status="completed",
     )
     from pipeline.store.reader import read_plan
@@ -64,9 +74,21 @@ def sweep_run(out_dir: Path, overrides: list[str]) -> Path:
     """Runs a sweep into `out_dir`; returns the run directory it printed."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
-        [sys.executable, "-m", "pipeline", "sweep", *overrides, f"out_dir={out_dir}",
-         "progress=false"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pipeline",
+            "sweep",
+            *overrides,
+            f"out_dir={out_dir}",
+            "progress=false",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = Path(result.stdout.strip().splitlines()[-1])
