@@ -50,6 +50,14 @@ def planted_marks(fixture: dict[str, Any] | None) -> dict[str, str]:
     return marks
 
 
+def fixture_chunks(run: Run) -> list[tuple[int, Markup]]:
+    """Every chunk of the run's fixture, planted values marked (the export shows them once)."""
+    fixture = run.json_file("fixture.json")
+    marks = planted_marks(fixture)
+    chunks = sorted((int(c["index"]), c) for c in (fixture or {}).get("chunks") or [])
+    return [(index, mark(_chunk_text(chunk), marks)) for index, chunk in chunks]
+
+
 def carrier_unit(run: Run, row: dict[str, Any]) -> dict[str, Any]:
     row_id = row["row_id"]
     fixture = run.json_file("fixture.json")

@@ -210,6 +210,20 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
     )
 
 
+def fixture_chunks(run: Run, links: Links) -> Page:
+    """The carrier fixture's chunks, once (the export's unit pages link here)."""
+    from pipeline.view.carrier_unit import fixture_chunks as chunks
+
+    return _page(
+        "fixture_chunks.html",
+        run=run,
+        links=links,
+        chunks=chunks(run),
+        simulated=run.simulated,
+        title=f"{run.name} — fixture",
+    )
+
+
 def compare(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Page:
     table = compare_mod.compare(runs, [units_of(r) for r in runs], params.get("metric"))
     return _page(
