@@ -44,6 +44,8 @@ def export_html(run: Run) -> str:
         _section("overview", pages.overview(run, links)),
         _section("units", pages.units(run, links, {}, everything=True)),
     ]
+    if run.study == "carrier":
+        sections.append(_section("chunks", pages.fixture_chunks(run, links)))
     sections += [
         _section(links.unit_ids[row_id], pages.unit(run, links, row_id, {})) for row_id in row_ids
     ]

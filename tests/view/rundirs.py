@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -103,3 +104,123 @@ def manifest(run_dir: Path) -> dict[str, object]:
 
 CARRIER = ["+panel=sim", "sim.configs=2", "arms=[j,q]", "repeats=1", "scenario=small"]
 TOOLOUT = ["study=toolout", "study.corpora=[openhands]"]
+
+
+CARRIER_ROW = "cfg-a/j/g0/r0/a0"
+FIXTURE = {
+    "chunks": [
+        {"index": 0, "messages": [{"role": "user", "content": "the ingress port is 23857"}]},
+        {"index": 1, "messages": [{"role": "user", "content": "state path /srv/x.lock"}]},
+        {"index": 2, "messages": [{"role": "user", "content": "unrelated chatter"}]},
+    ],
+    "planted": [
+        {"label": "ingress port", "value": "23857", "graded": True, "chunk": 0},
+        {"label": "noise id", "value": "TN-1", "graded": False, "chunk": 2},
+    ],
+}
+
+
+def full(layout: Any, table: str, records: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Records with every column of the table (null where a test does not care)."""
+    return [{**dict.fromkeys(layout.schema(table).names), **r} for r in records]
+
+
+def carrier_run(run_dir: Path) -> Path:
+    """A one-unit carrier run written through the store: a catch-up fold (chunks 1,2) and a
+    clipped one, two checks (one passed), a fixture, a manifest and a plan."""
+    from pipeline import studies
+    from pipeline.store import write_batch
+    from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
+
+    definition = studies.definition("carrier")
+    layout = studies.layout(definition)
+    names = [n for n, _ in (*ROW_KEY, *ROW_OUTCOME)] + [c.name for c in definition.row_columns]
+    row: dict[str, object] = dict.fromkeys(names)
+    row.update(
+        run_id="run-c",
+        row_id=CARRIER_ROW,
+        config_id="cfg-a",
+        model="m",
+        arm="j",
+        execution_group=0,
+        repeat=0,
+        attempt=0,
+        schedule_position=0,
+        seed=1,
+        simulated=True,
+        valid=True,
+        retryable=False,
+        requests=3,
+        recall=0.5,
+        checks_passed=1,
+        checks_total=2,
+        final_carrier="## Facts\ningress port: 23857\nTN-1",
+        answer_text="ingress port: 23857\nstate path: unknown",
+    )
+    fold = {"run_id": "run-c", "row_id": CARRIER_ROW, "finish_reason": "stop"}
+    folds = [
+        {
+            **fold,
+            "fold_index": 0,
+            "chunks": "0",
+            "carried_text": "ingress port: 23857",
+            "clipped": False,
+            "usable": True,
+        },
+        {
+            **fold,
+            "fold_index": 1,
+            "chunks": "1,2",
+            "clipped": True,
+            "usable": True,
+            "carried_text": "## Facts\ningress port: 23857\nTN-1",
+        },
+    ]
+    check = {"run_id": "run-c", "row_id": CARRIER_ROW}
+    checks = [
+        {
+            **check,
+            "label": "ingress port",
+            "kind": "port",
+            "expected": "23857",
+            "answered": "23857",
+            "passed": True,
+            "present_in_carrier": True,
+            "outcome": "passed",
+        },
+        {
+            **check,
+            "label": "state path",
+            "kind": "path",
+            "expected": "/srv/x.lock",
+            "answered": "unknown",
+            "passed": False,
+            "present_in_carrier": False,
+            "outcome": "abstention",
+        },
+    ]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_batch(
+        run_dir,
+        part_name="p0",
+        rows=[row],
+        children={"folds": full(layout, "folds", folds), "checks": full(layout, "checks", checks)},
+        layout=layout,
+    )
+    (run_dir / "fixture.json").write_text(json.dumps(FIXTURE), encoding="utf-8")
+    _plan_from_rows(run_dir, "carrier")
+    from pipeline.store.reader import read_plan
+
+    plan = read_plan(run_dir)
+    assert plan is not None
+    manifest = Manifest(
+        run_id="run-c",
+        config={"repeats": 1},
+        config_fingerprint="0" * 64,
+        started_at="2026-12-02T00:00:00Z",
+        study="carrier",
+        status="completed",
+    )
+    counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
+    write_manifest(run_dir, manifest.finish("completed", counts))
+    return run_dir

@@ -160,4 +160,9 @@ def test_the_export_opens_from_disk_with_no_network_and_shows_the_same_unit(
         assert section.find_element(By.ID, "checks").text == served_checks
         images = offline.find_elements(By.CSS_SELECTOR, "section#overview img.figure")
         assert images and all(i.get_attribute("src").startswith("data:image/png") for i in images)
+        section.find_element(By.LINK_TEXT, "fixture").click()
+        chunks = offline.find_element(By.CSS_SELECTOR, "section.page.shown")
+        assert chunks.get_attribute("id") == "chunks" and chunks.find_elements(
+            By.CSS_SELECTOR, "mark"
+        )
         assert not console_errors(offline)
