@@ -39,7 +39,7 @@ PLAN_COLUMNS = (
     "not_run_reason",
 )
 FIRST = ("row_id", "config_id", "arm", "execution_group", "repeat", "attempt", "verdict", "reason")
-CONTROL_PARAMS = frozenset({"sort", "desc", "page", "per"})
+CONTROL_PARAMS = frozenset({"sort", "desc", "page", "per", "col", "val"})
 
 
 def unit_frame(run: Run) -> pl.DataFrame:
@@ -114,6 +114,10 @@ class UnitQuery:
         filters = tuple(
             (k, v) for k, v in params.items() if k in columns and k not in CONTROL_PARAMS
         )
+        # the form's free pair: any column (a study's own included) = a value
+        column, value = params.get("col"), params.get("val")
+        if column in columns and value is not None and column not in dict(filters):
+            filters += ((column, value),)
         sort = params.get("sort")
         return cls(
             filters=filters,

@@ -155,3 +155,8 @@ def test_view_export_command_writes_one_file_and_a_bad_dir_is_one_line(
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error: run directory not found")
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+async def test_units_form_filters_by_any_column_named_in_it(client: TestClient) -> None:
+    html = await text(client, "/run/0/units?col=part&val=visibility")
+    assert "2 of 6 units match <code>part = visibility</code>" in html
