@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "write RUN_DIR/analysis/report.md with figures",
     "query": "run Polars SQL over a run's tables",
     "serve": "serve a simulated or local endpoint until stopped",
+    "cache": "the response cache: path, list, prune or clear (a run's or the shared one)",
     "view": "browse run directories in a local web viewer, or --export one HTML file",
 }
 

@@ -86,24 +86,18 @@ class UnitSpec:
 
 @dataclass(frozen=True)
 class UnitOutcome:
-    """What the engine needs of a finished attempt: validity, retry and the bill.
+    """What the engine needs of a finished attempt from its study: validity and retry.
 
     `retryable` marks an infrastructure fault (the engine re-runs the unit as a new attempt);
-    a unit invalidated by the arm's own behaviour is never retried. Token totals are None
-    when the endpoint reported none (a partial sum would read as a measurement).
+    a unit invalidated by the arm's own behaviour is never retried. The bill (requests,
+    tokens, cost, cache hits) is not here: the engine counts it at the request boundary
+    (pipeline/sweep/boundary.py) for every study, so no study computes it.
     """
 
     valid: bool
     invalid_reason: str | None = None
     retryable: bool = False
-    requests: int = 0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int = 0
-    cost_usd: float = 0.0
-    simulated: bool = False  # an endpoint identified itself as foldsweep's simulator
     error_detail: str | None = None
-    steps: int = 0  # answered requests of the runner's step purpose (progress display only)
 
 
 @dataclass(frozen=True)

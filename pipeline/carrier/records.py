@@ -1,14 +1,13 @@
 """A trajectory's result as the carrier study's records: its row columns, checks and folds.
 
 Pure: no I/O. The engine adds the shared columns (key, endpoint, seed, outcome, timestamps);
-this module owns the carrier's own ones (docs/tables.md documents each). Token totals sum the
-fold requests and the recall request; `prompt_tokens` is None when the endpoint reported none
-for any request (a partial sum would read as a measurement).
+this module owns the carrier's own ones (docs/tables.md documents each). The row's token and
+cost totals are the engine's (the request boundary counts every request); the folds table
+keeps each fold request's own reported usage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipeline.carrier.trajectory import TrajectoryError, TrajectoryResult
@@ -86,12 +85,8 @@ class RowContext:
     declared_capacity_chars: int | None
 
 
-def _sum_reported(values: Sequence[int | None]) -> int | None:
-    return None if any(v is None for v in values) else sum(v or 0 for v in values)
-
-
 def outcome_of(result: TrajectoryResult) -> UnitOutcome:
-    """Validity (carrier/validity.py, THE rule) and the bill of one trajectory."""
+    """Validity (carrier/validity.py, THE rule) of one trajectory; the engine bills it."""
     error = result.error
     validity = decide(
         ValidityInputs(
@@ -101,23 +96,11 @@ def outcome_of(result: TrajectoryResult) -> UnitOutcome:
             graded=result.grade is not None,
         )
     )
-    folds = result.folds
-    recall_prompt, recall_completion, recall_cached = result.recall_usage
-    has_recall = result.answer_text is not None
-    prompts = [f.prompt_tokens for f in folds] + ([recall_prompt] if has_recall else [])
-    completions = [f.completion_tokens for f in folds] + ([recall_completion] if has_recall else [])
     return UnitOutcome(
         valid=validity.valid,
         invalid_reason=validity.invalid_reason,
         retryable=validity.retryable,
-        requests=result.requests,
-        prompt_tokens=_sum_reported(prompts),
-        completion_tokens=_sum_reported(completions),
-        cached_tokens=sum(f.cached_tokens for f in folds) + recall_cached,
-        cost_usd=result.cost_usd,
-        simulated=result.simulated,
         error_detail=error.detail if error else None,
-        steps=len(folds),
     )
 
 

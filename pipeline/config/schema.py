@@ -212,6 +212,43 @@ class BudgetConfig:
         check_range("budget.requests", self.requests, at_least=0)
 
 
+CacheScope = Literal["run", "shared", "off"]
+_TTL_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def ttl_seconds(text: str) -> int:
+    """`7d`, `12h`, `30m`, `90s`, `1w` or a plain number of seconds, as seconds (> 0)."""
+    value = text.strip().lower()
+    unit = value[-1:] if value[-1:] in _TTL_UNITS else "s"
+    number = value[:-1] if value[-1:] in _TTL_UNITS else value
+    if not number.isdigit() or int(number) <= 0:
+        raise ConfigError(
+            f"cache.ttl must be a positive duration like 7d, 12h, 30m or 3600, not {text!r}"
+        )
+    return int(number) * _TTL_UNITS[unit]
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """The response cache (docs/protocol.md, "The request boundary").
+
+    `run` (default) keeps replies in RUN_DIR/cache, so a resume pays for nothing twice;
+    `shared` keeps them in `dir` (default $FOLDSWEEP_CACHE/responses) for separate runs to
+    share, each entry valid for `ttl`; `off` stores and reads nothing.
+    """
+
+    scope: CacheScope = "run"
+    dir: str | None = None  # the shared cache's directory (scope=shared only)
+    ttl: str = "7d"  # how long a shared entry answers (scope=shared only)
+
+    def __post_init__(self) -> None:
+        if self.scope not in ("run", "shared", "off"):
+            raise ConfigError(f"cache.scope must be run, shared or off, not {self.scope!r}")
+        ttl_seconds(str(self.ttl))
+        if self.dir is not None and self.scope != "shared":
+            raise ConfigError("cache.dir is used only with cache.scope=shared; set both or neither")
+
+
 @dataclass(frozen=True)
 class RayConfig:
     address: str = "local"
@@ -261,6 +298,7 @@ class RunConfig:
     probe: ProbeConfig = field(default_factory=ProbeConfig)
     timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
     ray: RayConfig = field(default_factory=RayConfig)
     sim: SimConfig = field(default_factory=SimConfig)
     endpoint: EndpointOverride = field(default_factory=EndpointOverride)

@@ -25,7 +25,8 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import aiohttp
 
@@ -65,6 +66,16 @@ MODELS_MAX_BODY_BYTES = 32 * 1024 * 1024  # a hosted /models listing is a few Mi
 CHARS_PER_TOKEN_ESTIMATE = 3  # conservative (English ~4, Cyrillic ~2-3) for tpm admission
 MESSAGE_OVERHEAD_TOKENS = 4
 _CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class EncodedRequest:
+    """A chat request with its body serialised once: what is hashed is what is sent."""
+
+    request: ChatRequest
+    payload: bytes
+    adapted: bool  # the schema was relaxed for this server
+    sampling: dict[str, Any]  # the body's sampling fields (ChatResponse.sent_sampling)
 
 
 def make_session(timeouts: TimeoutConfig) -> aiohttp.ClientSession:
@@ -169,9 +180,17 @@ class OpenAIChatClient:
         return text.replace(self._api_key, "***") if self._api_key else text
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        return await self.send(self.encode(request))
+
+    def encode(self, request: ChatRequest) -> EncodedRequest:
+        """The request's body as it will be sent (the request boundary hashes these bytes)."""
         body, adapted = build_body(self.endpoint, request, send_seed=self._send_seed)
-        payload = encode_body(body)
-        tokens = estimate_tokens(request)
+        return EncodedRequest(request, encode_body(body), adapted, sampling_fields(body))
+
+    async def send(self, encoded: EncodedRequest) -> ChatResponse:
+        """POST an encoded request (retries, limiter and status policy as `complete`)."""
+        payload = encoded.payload
+        tokens = estimate_tokens(encoded.request)
         url = self._base + "/chat/completions"
 
         async def attempt() -> ChatResponse:
@@ -185,13 +204,20 @@ class OpenAIChatClient:
         reply = await self._retry.call(attempt)
         return replace(
             reply,
-            schema_adapted=adapted or reply.schema_adapted,
-            sent_sampling=sampling_fields(body),
+            schema_adapted=encoded.adapted or reply.schema_adapted,
+            sent_sampling=encoded.sampling,
         )
+
+    def encode_template(self, request: ChatRequest) -> bytes:
+        """The body `apply_template` sends for `request`."""
+        return encode_body(template_body(self.endpoint, request))
 
     async def apply_template(self, request: ChatRequest) -> str:
         """The prompt the server's own chat template makes of `request` (see the module doc)."""
-        payload = encode_body(template_body(self.endpoint, request))
+        return await self.send_template(self.encode_template(request))
+
+    async def send_template(self, payload: bytes) -> str:
+        """POST an encoded template body (see `apply_template`)."""
         url = self._root + TEMPLATE_PATH
 
         async def attempt() -> str:

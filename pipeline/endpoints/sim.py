@@ -72,6 +72,9 @@ class SimOptions:
     host: str = "127.0.0.1"  # loopback only
     port: int = 0  # 0 = a free port
     max_body_bytes: int = 16 * 1024 * 1024
+    # count every answered body by its digest (tests of exactly-once delivery across
+    # sessions: `SimServer.served_bodies`); off by default, as it grows with the requests
+    count_bodies: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.fault_rate <= 1.0 or not 0.0 <= self.model_fault_rate <= 1.0:
@@ -145,6 +148,7 @@ class SimServer:
         self._counts: Counter[str] = Counter()
         self._faults: Counter[str] = Counter()
         self._model_faults: Counter[str] = Counter()
+        self._bodies: Counter[str] = Counter()
         self._runner: web.AppRunner | None = None
         self._stopping = asyncio.Event()
         self.base_url = ""
@@ -188,6 +192,10 @@ class SimServer:
             completion_tokens=c["completion_tokens"],
         )
 
+    def served_bodies(self) -> dict[str, int]:
+        """Answered chat bodies by SHA-256 of their canonical JSON (with `count_bodies`)."""
+        return dict(self._bodies)
+
     def _authorized(self, request: web.Request) -> bool:
         key = self.options.api_key
         if key is None:
@@ -227,6 +235,9 @@ class SimServer:
         if answer.model_fault is not None:
             self._model_faults[answer.model_fault] += 1
         self._counts["served_ok"] += 1
+        if self.options.count_bodies:
+            digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+            self._bodies[digest] += 1
         self._counts["prompt_tokens"] += answer.prompt_tokens
         self._counts["completion_tokens"] += answer.completion_tokens
         return web.json_response(_completion(self.model, index, answer))

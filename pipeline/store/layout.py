@@ -16,6 +16,7 @@ import pyarrow as pa
 from pipeline.store.schemas import (
     EVENTS,
     PLAN,
+    REQUESTS,
     ROW_KEY,
     ROW_OUTCOME,
     rows_schema,
@@ -69,10 +70,14 @@ def layout_for(row_columns: Sequence[Column], tables: Sequence[TableSpec]) -> La
     schemas: dict[str, pa.Schema] = {"rows": rows_schema(row_columns)}
     sort_keys: dict[str, tuple[str, ...]] = {"rows": ROWS_SORT}
     for table in tables:
-        if table.name in ("rows", "events", "plan"):
+        if table.name in ("rows", "events", "plan", "requests"):
             raise ValueError(f"a study table may not be called {table.name!r}")
         schemas[table.name] = study_table_schema(table)
         sort_keys[table.name] = table.sort_keys
     schemas["events"] = EVENTS
     sort_keys["events"] = ("seq",)
+    # the engine's record of every request, written on its own like events: an attempt the
+    # budget cut has requests and no row
+    schemas["requests"] = REQUESTS
+    sort_keys["requests"] = ("row_id", "session", "position")
     return Layout(schemas, sort_keys, tuple(t.name for t in tables))

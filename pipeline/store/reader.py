@@ -133,6 +133,8 @@ def corrupt_part_error(path: Path, why: str) -> RunDirError:
     run_dir = path.parent.parent
     if path.parent.name == "events":
         fix = "delete that part (its events are lost; the tables are unaffected)"
+    elif path.parent.name == "requests":
+        fix = "delete that part (its request records are lost; the other tables are unaffected)"
     else:
         # A batch's rows and study tables share one part name; drop them together so resume
         # re-runs exactly the attempts that part held.

@@ -59,11 +59,14 @@ ROW_OUTCOME = [
     ("completion_tokens", pa.int64()),
     ("cached_tokens", pa.int64()),
     ("cost_usd", pa.float64()),
+    ("spent_usd", pa.float64()),
+    ("cache_hits", pa.int32()),
     ("error_detail", pa.string()),
     ("started_at", pa.timestamp("us", tz="UTC")),
     ("finished_at", pa.timestamp("us", tz="UTC")),
 ]
-"""The rows table's shared outcome columns (the UnitOutcome); the study's own columns follow."""
+"""The rows table's shared outcome columns (the UnitOutcome and the request boundary's bill);
+the study's own columns follow."""
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -100,3 +103,26 @@ EVENTS = pa.schema(
         ("detail", pa.string()),
     ]
 )
+
+REQUESTS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("row_id", pa.string()),
+        ("session", pa.int32()),
+        ("position", pa.int32()),
+        ("kind", pa.string()),  # chat | template
+        ("purpose", pa.string()),
+        ("config_id", pa.string()),
+        ("status", pa.int32()),
+        ("error", pa.string()),
+        ("latency_s", pa.float64()),
+        ("prompt_tokens", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("cached_tokens", pa.int64()),
+        ("cost_usd", pa.float64()),
+        ("spent_usd", pa.float64()),
+        ("cache_hit", pa.bool_()),
+        ("key_hash", pa.string()),
+    ]
+)
+"""The engine's record of every request of every study (pipeline/sweep/boundary.py)."""

@@ -9,9 +9,16 @@ Rules:
   remain; arm behaviour is never re-queued (DESIGN §4).
 - A lost worker's in-flight trajectories become infrastructure attempts (`worker_lost`) and
   are re-queued the same way.
-- A budget stop or a signal stops dispatching; attempts already in flight are paid for, so
-  they are awaited and written. What never ran is reported as not run with the reason.
-- Budgets, totals and the manifest count completed rows only. A dispatcher may also offer
+- Budgets are checked before every request, by the request boundary in the workers
+  (pipeline/sweep/budget.py). An attempt the budget cut comes back without a row (`cut`): its
+  unit is not run (`budget_exhausted`), nothing more is dispatched, the attempts in flight
+  are awaited (each ends at its next request), and a resume continues the cut units, their
+  earlier requests answered from the response cache. The coordinator itself also stops
+  dispatching once what was spent reaches a budget.
+- A signal stops dispatching; attempts already in flight are awaited and written. What never
+  ran is reported as not run with the reason.
+- Totals count collected attempts: `cost_usd` is what this session paid (`spent_usd`: cache
+  hits are free), `requests` what it sent. A dispatcher may also offer
   `live()` (the RayDispatcher does): live counters of the attempts in flight, which go to the
   progress display and nowhere else.
 """
@@ -56,9 +63,11 @@ class LiveSource(Protocol):
 class SweepOutcome:
     status: RunStatus  # completed | budget_exhausted | stopped
     not_dispatched: tuple[UnitSpec, ...]
-    cost_usd: float
-    requests: int
+    cost_usd: float  # paid this session (cache hits are free)
+    requests: int  # sent this session
     attempts: int
+    cache_hits: int = 0
+    cut: int = 0  # attempts the budget stopped mid-flight (their units are not run)
 
 
 class Coordinator:
@@ -87,6 +96,8 @@ class Coordinator:
         self.cost = 0.0
         self.requests = 0
         self.attempts = 0
+        self.cache_hits = 0
+        self.cut: list[UnitSpec] = []
         self.stopping: RunStatus | None = None
         self.in_flight_total = 0
         self.live_source: LiveSource | None = None
@@ -102,7 +113,7 @@ class Coordinator:
         room = {cid: cap - self.dispatcher.in_flight(cid) for cid, cap in self.caps.items()}
         free = sum(r for r in room.values() if r > 0)
         held: deque[UnitSpec] = deque()
-        while queue and free > 0 and self._budget_allows_one_more():
+        while queue and free > 0 and not self._spent():
             spec = queue.popleft()
             if room[spec.config_id] > 0:
                 self.dispatcher.submit(spec)
@@ -121,12 +132,18 @@ class Coordinator:
             detail = completion.lost_detail or "worker lost"
             records = self.lost_records(spec, detail)
             self.sink.event("worker_lost", config_id=spec.config_id, row_id=spec.row_id)
-        outcome = records.outcome
+        outcome, bill = records.outcome, records.bill
         self.sink.add(records)
         self.in_flight_total -= 1
+        self.cost += bill.spent_usd
+        self.requests += bill.paid_requests
+        self.cache_hits += bill.cache_hits
+        if records.cut is not None:  # the budget stopped it: not run, continued on resume
+            self.cut.append(spec)
+            self.sink.event("budget_cut", config_id=spec.config_id, row_id=spec.row_id, cut=True)
+            self.stopping = self.stopping or "budget_exhausted"
+            return
         self.attempts += 1
-        self.cost += outcome.cost_usd
-        self.requests += outcome.requests
         self.sink.event(
             "complete",
             config_id=spec.config_id,
@@ -141,34 +158,23 @@ class Coordinator:
             else:
                 self.sink.event("attempts_exhausted", config_id=spec.config_id, row_id=spec.row_id)
         if self.progress:
-            self.progress.record(spec.config_id, records.outcome)
+            self.progress.record(spec.config_id, records.outcome, bill)
 
     def carry_over(self, *, cost_usd: float, requests: float, attempts: float) -> None:
         """Start from what earlier sessions of a resumed run spent (budgets are per run)."""
         self.cost, self.requests, self.attempts = cost_usd, int(requests), int(attempts)
 
-    def _budget_allows_one_more(self) -> bool:
-        """Would one more attempt, at the mean cost so far, stay within the budgets?
-
-        Attempts in flight are counted at the mean too, so the sweep stops dispatching before
-        the money runs out rather than after. Before the first completion the mean is unknown
-        (zero), so the first wave can overshoot by at most the in-flight caps.
-        """
-        done = max(self.attempts, 1)
-        ahead = self.in_flight_total + 1
+    def _spent(self) -> bool:
+        """Has what was paid reached a budget? (The per-request rule is the workers'.)"""
         usd, requests = self.budget.usd, self.budget.requests
-        if usd is not None and self.cost + ahead * self.cost / done > usd:
-            return False
-        return requests is None or self.requests + ahead * self.requests / done <= requests
+        return (usd is not None and self.cost >= usd) or (
+            requests is not None and self.requests >= requests
+        )
 
     def _check_guards(self, queued: int) -> None:
         if self.stopping:
             return
-        spent = (self.budget.usd is not None and self.cost >= self.budget.usd) or (
-            self.budget.requests is not None and self.requests >= self.budget.requests
-        )
-        starved = self.in_flight_total == 0 and not self._budget_allows_one_more()
-        if queued > 0 and (spent or starved):  # with nothing left to dispatch, nothing to stop
+        if queued > 0 and self._spent():  # with nothing left to dispatch, nothing to stop
             self.stopping = "budget_exhausted"
         elif self.should_stop():
             self.stopping = "stopped"
@@ -192,10 +198,12 @@ class Coordinator:
         self.sink.flush()
         return SweepOutcome(
             status=self.stopping or "completed",
-            not_dispatched=tuple(queue),
+            not_dispatched=(*self.cut, *queue),
             cost_usd=self.cost,
             requests=self.requests,
             attempts=self.attempts,
+            cache_hits=self.cache_hits,
+            cut=len(self.cut),
         )
 
     def _loop(self, queue: deque[UnitSpec]) -> None:

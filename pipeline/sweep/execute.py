@@ -20,8 +20,15 @@ from typing import Any, Literal
 from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
+from pipeline.sweep.budget import budget_set
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
-from pipeline.sweep.history import with_added_units, with_session, with_session_counters
+from pipeline.sweep.history import (
+    session_index,
+    with_added_units,
+    with_session,
+    with_session_bill,
+    with_session_counters,
+)
 from pipeline.sweep.orphans import (
     MARKER_VAR,
     ray_temp_dir,
@@ -135,6 +142,16 @@ def _coordinate(
         sink.flush()
 
 
+def served_by(p: Prepared, config_id: str) -> str | None:
+    """A stable name for a server this sweep starts itself (its URL changes every session);
+    None for an endpoint the user gave, whose URL identifies it."""
+    planned = {inc.config_id: inc.endpoint for inc in p.resolution.included}.get(config_id)
+    if planned is None or planned.base_url:
+        return None
+    started_from = f"sim.seed={p.cfg.sim.seed}" if p.simulated else p.resolution.kind
+    return f"{p.resolution.kind}:{config_id}:{started_from}"
+
+
 def stop_check(stop: StopFlag, servers: EndpointServers) -> Callable[[], bool]:
     """The coordinator's `should_stop`: a signal, or a server that can no longer serve."""
     return lambda: stop.requested or servers.fatal is not None
@@ -180,12 +197,16 @@ def _close_session(
             "attempts": outcome.attempts,
             "requests": outcome.requests,
             "cost_usd": outcome.cost_usd,
+            "spent_usd": outcome.cost_usd,
+            "cache_hits": outcome.cache_hits,
+            "cut_by_budget": outcome.cut,
         },
     }
     if servers.fatal is not None:
         extra["error"] = servers.fatal
     ray.get([w.close.remote() for w in distinct(workers)])
     closed = session.finish(status, extra)
+    closed = session.write(with_session_bill(closed, extra["totals"]))
     if extra["sim_counters"]:  # the run's totals: a resume adds to the earlier sessions'
         closed = session.write(with_session_counters(closed, extra["sim_counters"]))
     return closed
@@ -237,7 +258,13 @@ def execute_sweep(
     manifest = _session_manifest(p)
     session = RunSession(p.run_dir, p.layout, manifest, p.cfg.retry.trajectory_attempts)
     session.write(manifest)
-    sink = Sink(p.run_dir, manifest.run_id, p.layout, on_commit=session.add_rows)
+    sink = Sink(
+        p.run_dir,
+        manifest.run_id,
+        p.layout,
+        on_commit=session.add_rows,
+        on_requests=session.add_requests,
+    )
     stop = StopFlag()
     stop.install()
     print(f"run directory: {p.run_dir}", file=sys.stderr, flush=True)
@@ -298,8 +325,15 @@ def _run_session(
 ) -> str | None:
     """Ray, workers, probes, plan, coordinator; closes the session, returns the fatal line."""
     from pipeline.sweep.actors import init_ray, start_workers
+    from pipeline.sweep.budget_actor import start_budget
 
-    settings = {ep.config_id: worker_settings(p, ep, dates) for ep in servers.endpoints}
+    index = session_index(session.manifest)
+    settings = {
+        ep.config_id: dataclasses.replace(
+            worker_settings(p, ep, dates), session=index, served_by=served_by(p, ep.config_id)
+        )
+        for ep in servers.endpoints
+    }
     started = servers.describe()
     if started:  # the local servers this session runs on: build, argv, props, differences
         session.update_extra(local_servers=started)
@@ -310,6 +344,12 @@ def _run_session(
         os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process
     init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir, dashboard=p.cfg.ray.dashboard)
     stop.install()  # Ray's init replaced the SIGTERM handler with its own exit
+    if budget_set(p.cfg.budget):  # one ledger for every worker, from what the run spent
+        spent = session.spent()
+        gate = start_budget(
+            p.cfg.budget, spent_usd=spent["cost_usd"], requests=int(spent["requests"])
+        )
+        settings = {cid: dataclasses.replace(s, budget=gate) for cid, s in settings.items()}
     workers = start_workers(settings, p.cfg.ray.endpoints_per_worker)
     if not p.resuming:
         not_run, verdicts = _probe_all(p, workers, sink)
@@ -411,5 +451,6 @@ def _ending(
         simulated=bool(manifest.extra.get("simulated")) or session.any_simulated(),
         report=report,
         run_dir=run_dir,
+        cache_hits=int(manifest.extra.get("totals", {}).get("cache_hits", 0)),
     )
     return SweepEnd(run_dir, status, summary.EXIT_OK, paragraph, report)

@@ -97,3 +97,20 @@ def add_counts(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def with_session_bill(manifest: Manifest, totals: Mapping[str, Any]) -> Manifest:
+    """The session's entry records what it sent, paid and took from the response cache."""
+    history = [dict(entry) for entry in manifest.history]
+    if history:
+        history[-1].update(
+            requests_sent=totals["requests"],
+            spent_usd=totals["spent_usd"],
+            cache_hits=totals["cache_hits"],
+        )
+    return dataclasses.replace(manifest, history=history)
+
+
+def session_index(manifest: Manifest) -> int:
+    """This session's index in the run's history (0 for a new run)."""
+    return max(0, len(manifest.history) - 1)

@@ -8,7 +8,7 @@ Two sources feed it:
   `cost_usd` and `requests`, which budgets and the manifest use too);
 - live counters of the attempts whose rows have not reached the driver yet (`refresh`'s
   `live`): each EndpointWorker counts their requests, folds, tokens and cost as they happen
-  (`pipeline.sweep.worker.CountingClient`), and the dispatcher fetches them every few seconds.
+  (`pipeline.sweep.boundary.RequestBoundary`), and the dispatcher fetches them every few seconds.
   A trajectory against a slow local model takes a minute, so without them the display would
   stand still until the first one ends.
 
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pipeline.study import ProgressLabels, UnitOutcome
+from pipeline.sweep.bill import Bill
 
 # What a study calls its units and steps when it does not say (the carrier's words: the
 # display predates the study seam, and its tests read these).
@@ -153,15 +154,15 @@ class ProgressView:
         """Whether live counters are worth fetching (they are display only)."""
         return self.enabled
 
-    def record(self, config_id: str, outcome: UnitOutcome) -> None:
+    def record(self, config_id: str, outcome: UnitOutcome, bill: Bill) -> None:
         self.done[config_id] += 1
         if not outcome.valid:
             self.errors[config_id] += 1
         if outcome.valid or not outcome.retryable:
             self.finals += 1
-        self.row_requests[config_id] += outcome.requests
-        self.row_folds[config_id] += outcome.steps
-        tokens = (outcome.prompt_tokens or 0) + (outcome.completion_tokens or 0)
+        self.row_requests[config_id] += bill.requests
+        self.row_folds[config_id] += bill.steps
+        tokens = (bill.prompt_tokens or 0) + (bill.completion_tokens or 0)
         self.row_tokens[config_id] += tokens
 
     def _by_endpoint(self) -> dict[str, _LiveSum]:

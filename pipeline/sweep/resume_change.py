@@ -38,7 +38,7 @@ from pipeline.sweep.plan import plan_table
 from pipeline.sweep.resume import changed_paths, config_fingerprint
 
 ChangeKind = Literal["extends", "session"]
-SESSION_ROOTS = frozenset({"retry", "timeouts", "probe", "analysis"})
+SESSION_ROOTS = frozenset({"retry", "timeouts", "probe", "analysis", "cache"})
 SESSION_KEYS = frozenset(
     {"sim.latency_s", "sim.fault_rate", "sim.stall_s", "sim.concurrency", "sim.rpm_limit"}
 )

@@ -8,11 +8,12 @@ are added here so that a study never has to know them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from pipeline.config.schema import EndpointConfig
 from pipeline.study import Record, UnitOutcome, UnitResult, UnitSpec
+from pipeline.sweep.bill import Bill
 
 
 @dataclass(frozen=True)
@@ -27,11 +28,24 @@ class RowContext:
 
 @dataclass(frozen=True)
 class UnitRecords:
-    """Everything one attempt adds to the run directory, and its outcome for the coordinator."""
+    """Everything one attempt adds to the run directory, and its outcome for the coordinator.
+
+    `cut` names why the attempt stopped before its end without a row (`budget_exhausted`):
+    its unit is not run, and only its `requests` records (what it sent) are written.
+    """
 
     outcome: UnitOutcome
     row: Record
     tables: Mapping[str, Sequence[Record]]
+    bill: Bill = field(default_factory=Bill)
+    requests: Sequence[Record] = ()
+    cut: str | None = None
+
+
+def cut_records(spec: UnitSpec, reason: str, bill: Bill, requests: Sequence[Record]) -> UnitRecords:
+    """An attempt the engine stopped mid-flight: no row, its requests, its bill."""
+    outcome = UnitOutcome(False, reason, retryable=False)
+    return UnitRecords(outcome, {}, {}, bill, tuple(requests), cut=reason)
 
 
 def endpoint_columns(ctx: RowContext) -> Record:
@@ -54,9 +68,15 @@ def unit_records(
     result: UnitResult,
     started_at: datetime,
     finished_at: datetime,
+    *,
+    bill: Bill | None = None,
+    requests: Sequence[Record] = (),
 ) -> UnitRecords:
-    """Every column of the rows table for one attempt, plus its study tables' records."""
+    """Every column of the rows table for one attempt, plus its study tables' records.
+
+    The bill columns come from the request boundary's `bill`, never from the study."""
     outcome = result.outcome
+    bill = bill if bill is not None else Bill()
     shared = {"run_id": spec.run_id, "row_id": spec.row_id}
     engine: Record = {
         **shared,
@@ -68,15 +88,17 @@ def unit_records(
         "attempt": spec.attempt,
         "schedule_position": spec.schedule_position,
         "seed": ctx.seed,
-        "simulated": ctx.simulated or outcome.simulated,
+        "simulated": ctx.simulated or bill.simulated,
         "valid": outcome.valid,
         "invalid_reason": outcome.invalid_reason,
         "retryable": outcome.retryable,
-        "requests": outcome.requests,
-        "prompt_tokens": outcome.prompt_tokens,
-        "completion_tokens": outcome.completion_tokens,
-        "cached_tokens": outcome.cached_tokens,
-        "cost_usd": outcome.cost_usd,
+        "requests": bill.requests,
+        "prompt_tokens": bill.prompt_tokens,
+        "completion_tokens": bill.completion_tokens,
+        "cached_tokens": bill.cached_tokens,
+        "cost_usd": bill.cost_usd,
+        "spent_usd": bill.spent_usd,
+        "cache_hits": bill.cache_hits,
         "error_detail": outcome.error_detail,
         "started_at": started_at,
         "finished_at": finished_at,
@@ -92,4 +114,4 @@ def unit_records(
         name: [{**shared, **record} for record in records]
         for name, records in result.tables.items()
     }
-    return UnitRecords(outcome, row, tables)
+    return UnitRecords(outcome, row, tables, bill, tuple(requests))

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from pipeline import studies
 from pipeline.config import RunConfig, compose_dict, load
-from pipeline.config.schema import EndpointConfig
+from pipeline.config.schema import EndpointConfig, ttl_seconds
 from pipeline.endpoints.panels import (
     PanelResolution,
     check_secrets,
@@ -40,6 +40,7 @@ from pipeline.sweep import run_names
 from pipeline.sweep.history import session_entry
 from pipeline.sweep.orphans import stop_orphans
 from pipeline.sweep.plan import build_plan, plan_table
+from pipeline.sweep.response_cache import RUN_CACHE_DIR, shared_cache_root
 from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
 from pipeline.sweep.resume_change import ConfigChange, changes_on_resume, planned_now
 from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
@@ -203,7 +204,19 @@ def worker_settings(
         offline=p.resolution.kind == "offline",
         retry=cfg.retry,
         timeouts=cfg.timeouts,
+        cache_dir=cache_dir(p),
+        cache_ttl_s=ttl_seconds(cfg.cache.ttl) if cfg.cache.scope == "shared" else None,
     )
+
+
+def cache_dir(p: Prepared) -> str | None:
+    """The response cache's directory for this run (None: cache.scope=off)."""
+    cache = p.cfg.cache
+    if cache.scope == "off":
+        return None
+    if cache.scope == "run":
+        return str(p.run_dir / RUN_CACHE_DIR)
+    return str(Path(cache.dir).expanduser() if cache.dir else shared_cache_root())
 
 
 def lost_records_builder(

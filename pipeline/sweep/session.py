@@ -67,6 +67,11 @@ class RunSession:
         self._prior = read_table(run_dir, "rows", layout).select(list(SESSION_COLUMNS))
         self._new: list[Record] = []
         self._rows: pa.Table | None = self._prior
+        # what the run's requests paid: budgets count money spent, not replies' cost
+        requests = read_table(run_dir, "requests", layout).select(["spent_usd", "cache_hit"])
+        self._paid_usd = float(pc.sum(requests.column("spent_usd")).as_py() or 0.0)
+        self._sent = requests.num_rows - int(pc.sum(requests.column("cache_hit")).as_py() or 0)
+        self._requests_on_record = requests.num_rows > 0
 
     # -- rows -------------------------------------------------------------------------------
     def add_rows(self, records: Sequence[Record]) -> None:
@@ -82,14 +87,31 @@ class RunSession:
             self._rows = pa.concat_tables([self._prior, new])
         return self._rows
 
+    def add_requests(self, records: Sequence[Record]) -> None:
+        """Request records this session committed (the Sink's), for the run's spend."""
+        for record in records:
+            self._paid_usd += record["spent_usd"] or 0.0
+            self._sent += not record["cache_hit"]
+        self._requests_on_record = self._requests_on_record or bool(records)
+
     def spent(self) -> dict[str, float]:
-        """What the run's attempts so far cost: budgets are per run, not per session."""
+        """What the run has paid and sent so far: budgets are per run, not per session.
+
+        From the `requests` table (cache hits are free, and attempts the budget cut count); a
+        run written before that table existed is counted from its rows.
+        """
         rows = self.rows()
-        if rows.num_rows == 0:
-            return {"cost_usd": 0.0, "requests": 0.0, "attempts": 0.0}
-        cost = pc.sum(rows.column("cost_usd")).as_py() or 0.0
-        requests = pc.sum(rows.column("requests")).as_py() or 0
-        return {"cost_usd": float(cost), "requests": float(requests), "attempts": rows.num_rows}
+        if not self._requests_on_record:
+            if rows.num_rows == 0:
+                return {"cost_usd": 0.0, "requests": 0.0, "attempts": 0.0}
+            cost = pc.sum(rows.column("cost_usd")).as_py() or 0.0
+            sent = pc.sum(rows.column("requests")).as_py() or 0
+            return {"cost_usd": float(cost), "requests": float(sent), "attempts": rows.num_rows}
+        return {
+            "cost_usd": self._paid_usd,
+            "requests": float(self._sent),
+            "attempts": rows.num_rows,
+        }
 
     def any_simulated(self) -> bool:
         rows = self.rows()

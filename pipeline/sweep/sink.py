@@ -3,6 +3,11 @@
 The coordinator is the only writer of a sweep's tables. A batch commits the study's tables first
 and its rows part last (see pipeline.store.parts); an attempt that never reached a rows part
 is re-run on resume, so nothing is lost and nothing is duplicated.
+
+The engine's `requests` records are written on their own, before the batch, like events: an
+attempt the budget cut sends requests and has no row, and a request that was sent stays on
+record even if its attempt is re-run (the re-run's requests are then cache hits, `session`
+says which session made each).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class Sink:
         max_age_s: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
         on_commit: Callable[[list[Record]], None] | None = None,
+        on_requests: Callable[[list[Record]], None] | None = None,
     ) -> None:
         self.run_dir = run_dir
         self.run_id = run_id
@@ -57,11 +63,16 @@ class Sink:
         self.children: dict[str, list[Record]] = {name: [] for name in layout.children}
         # told every committed rows part's records, in commit order (the session's row view)
         self.on_commit = on_commit
+        self.on_requests = on_requests  # told every committed requests part's records
         self.events: list[Record] = []
+        self.requests: list[Record] = []
         self.last_flush = clock()
         self.rows_written = 0
 
     def add(self, records: UnitRecords) -> None:
+        self.requests.extend(records.requests)
+        if records.cut is not None:  # no row: the unit is not run
+            return
         self.rows.append(records.row)
         for name, table in records.tables.items():
             self.children[name].extend(table)
@@ -84,13 +95,21 @@ class Sink:
         self.event_seq += 1
 
     def maybe_flush(self) -> None:
-        pending = len(self.rows) + len(self.events)
+        pending = len(self.rows) + len(self.events) + len(self.requests)
         if len(self.rows) >= self.max_rows or (
             pending and self.clock() - self.last_flush >= self.max_age_s
         ):
             self.flush()
 
     def flush(self) -> None:
+        if self.requests:
+            ids = [f"{r['row_id']}#{r['session']}#{r['position']}" for r in self.requests]
+            name = part_name(self.seq, ids)
+            write_part(self.run_dir, "requests", self.requests, part_name=name, layout=self.layout)
+            self.seq += 1
+            if self.on_requests is not None:
+                self.on_requests(self.requests)
+            self.requests = []
         if self.rows:
             name = part_name(self.seq, [r["row_id"] for r in self.rows])
             write_batch(

@@ -66,8 +66,10 @@ def summary_paragraph(
     simulated: bool,
     report: Path | None,
     run_dir: Path,
+    cache_hits: int = 0,
 ) -> str:
-    """The paragraph a completed (or budget-stopped) sweep prints on stderr."""
+    """The paragraph a completed (or budget-stopped) sweep prints on stderr (`cost_usd` and
+    `requests`: what the run paid and sent, all sessions; `cache_hits`: this session's)."""
     words = []
     if simulated:
         words.append("SIMULATED run: every row comes from simulated endpoints, not a real model.")
@@ -80,6 +82,8 @@ def summary_paragraph(
             + (f"; pending {counts.pending}." if counts.pending else ".")
         )
     words.append(f"Cost USD {cost_usd:.4f} over {requests} requests.")
+    if cache_hits:
+        words.append(f"{cache_hits} replies came from the response cache, at no cost.")
     if status == "budget_exhausted":
         words.append(
             f"To run the rest under a larger budget: {resume_command(run_dir)} budget.usd=N."

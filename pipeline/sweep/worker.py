@@ -5,9 +5,11 @@ as an async Ray actor (one per served configuration). A trajectory runs entirely
 worker, so a Ray call is coarse: one call per unit, many HTTP requests inside it. The unit
 runner is the study's (`Study.runner`, built once per worker); the worker knows no study.
 
-While a unit runs, a `CountingClient` around the endpoint's client counts its requests,
-folds, tokens and cost as they happen, into `EndpointWorkerCore.in_flight`; `live()` hands a
-copy to the driver's progress display (display only: rows stay the authoritative totals).
+Each attempt's runner gets a `RequestBoundary` (pipeline/sweep/boundary.py) around the
+endpoint's client: it applies the output cap, answers from the response cache, asks the run's
+budget, and counts the attempt's bill, its live display counts (`in_flight`, which `live()`
+copies to the driver) and its `requests` records, once per request. The row's bill columns
+come from there, for every study.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, renderer_of
@@ -24,8 +27,11 @@ from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
 from pipeline.study import Study, UnitContext, UnitRunner, UnitSpec
+from pipeline.sweep.boundary import BoundaryContext, RequestBoundary, endpoint_identity
+from pipeline.sweep.budget import BUDGET_STOP, BudgetGate, BudgetStop
 from pipeline.sweep.progress import EndpointLive, LiveCounts
-from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
+from pipeline.sweep.response_cache import ResponseCache
+from pipeline.sweep.rows import RowContext, UnitRecords, cut_records, unit_records
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,11 @@ class WorkerSettings:
     retry: RetryConfig
     timeouts: TimeoutConfig
     offline: bool = False  # an offline panel: the runner gets a client that refuses requests
+    session: int = 0  # the run's session index (manifest history), on every request record
+    cache_dir: str | None = None  # the response cache's directory; None: cache.scope=off
+    cache_ttl_s: float | None = None  # a shared cache's entry lifetime (None: never expires)
+    budget: BudgetGate | None = None  # the run's budget gate; None: the run has no budget
+    served_by: str | None = None  # an engine-started server's stable name (boundary.py)
 
 
 def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
@@ -78,56 +89,6 @@ class CappedClient:
         return await self.inner.complete(request)
 
 
-class CountingClient:
-    """Counts one attempt's requests as they happen, into its `LiveCounts` (display only).
-
-    One per attempt, around the endpoint's shared client: the study's protocol stays pure,
-    and a request costs one more await and a few additions. Counts follow the row's own
-    definitions (module `pipeline.sweep.progress`), so a collected row replaces them exactly;
-    a "fold" is a request of the runner's `step_purpose`. A template rendering is a sent
-    request too (it takes the endpoint's rate admission); `apply_template` is present only
-    when the inner client has it.
-    """
-
-    apply_template: TemplateCall  # set per instance, only when the inner client renders
-
-    def __init__(self, inner: ChatClient, counts: LiveCounts, step_purpose: str = "fold") -> None:
-        self.inner = inner
-        self.counts = counts
-        self.step_purpose = step_purpose
-        if renderer_of(inner) is not None:
-            self.apply_template = self._counted_template
-
-    async def _counted_template(self, request: ChatRequest) -> str:
-        renderer = renderer_of(self.inner)
-        assert renderer is not None  # only installed when the inner client renders
-        counts = self.counts
-        counts.sent += 1
-        try:
-            prompt = await renderer.apply_template(request)
-        except BaseException:
-            counts.failed += 1
-            raise
-        counts.completed += 1
-        return prompt
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        counts = self.counts
-        counts.sent += 1
-        try:
-            response = await self.inner.complete(request)
-        except BaseException:
-            counts.failed += 1
-            raise
-        counts.completed += 1
-        if request.purpose == self.step_purpose:
-            counts.folds += 1
-        usage = response.usage
-        counts.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
-        counts.cost_usd += response.cost_usd
-        return response
-
-
 class EndpointWorkerCore:
     """Runs a study's units against one endpoint; owns its client (and so its limiter)."""
 
@@ -144,8 +105,20 @@ class EndpointWorkerCore:
         self.runner: UnitRunner = settings.study.runner(settings.endpoint)
         self._client = client
         self._closers: list[Any] = []
-        self.client: CappedClient | None = None
+        self.client: CappedClient | None = None  # the probes' client (capped, not billed)
+        self.raw_client: ChatClient | None = None  # what the request boundary wraps
         self.http_client: Any = None
+        cache = None
+        if settings.cache_dir is not None:
+            cache = ResponseCache(Path(settings.cache_dir), settings.cache_ttl_s)
+        self.boundary = BoundaryContext(
+            endpoint=settings.endpoint,
+            identity=endpoint_identity(settings.endpoint, settings.served_by),
+            step_purpose=self.runner.step_purpose,
+            session=settings.session,
+            cache=cache,
+            gate=settings.budget,
+        )
         # row_id -> live counts of attempts whose records have not left the worker yet
         self.in_flight: dict[str, LiveCounts] = {}
 
@@ -157,6 +130,7 @@ class EndpointWorkerCore:
                 inner = OfflineClient(self.settings.endpoint.config_id)
             else:
                 inner = await self._http_client()
+            self.raw_client = inner
             self.client = CappedClient(inner, self.settings.endpoint.max_output_tokens)
         return self.client
 
@@ -200,8 +174,10 @@ class EndpointWorkerCore:
         """
         counts = self.in_flight[spec.row_id] = LiveCounts()
         try:
-            client = CountingClient(await self.ensure_client(), counts, self.runner.step_purpose)
-            return await self._run(spec, client)
+            await self.ensure_client()
+            assert self.raw_client is not None
+            boundary = RequestBoundary(self.raw_client, self.boundary, spec, counts)
+            return await self._run(spec, boundary)
         finally:
             counts.finished = True
             if not hold:
@@ -216,15 +192,20 @@ class EndpointWorkerCore:
         counts = {row_id: c.copy() for row_id, c in self.in_flight.items()}
         return EndpointLive(self.runner.steps_per_unit, counts, self.runner.requests_per_unit)
 
-    async def _run(self, spec: UnitSpec, client: ChatClient) -> UnitRecords:
+    async def _run(self, spec: UnitSpec, boundary: RequestBoundary) -> UnitRecords:
         ctx = self.context(spec)
         assert ctx.seed is not None
         started = datetime.now(UTC)
-        result = await self.runner.run(
-            spec, client, UnitContext(seed=ctx.seed, temperature=self.settings.temperature)
-        )
+        unit = UnitContext(seed=ctx.seed, temperature=self.settings.temperature)
+        try:
+            result = await self.runner.run(spec, boundary, unit)
+        except BudgetStop:
+            return cut_records(spec, BUDGET_STOP, boundary.bill.bill(), boundary.records)
         finished = datetime.now(UTC)
-        return unit_records(spec, ctx, result, started, finished)
+        bill = boundary.bill.bill()
+        return unit_records(
+            spec, ctx, result, started, finished, bill=bill, requests=boundary.records
+        )
 
     async def close(self) -> None:
         for closer in self._closers:

@@ -17,8 +17,8 @@ Decisions the seed leaves open:
   with the summary's price as S. No summariser endpoint exists offline, so a candidate the
   preflight approves stays exact (`no_summariser`): the offline model arm measures the gate,
   as the seed's run did.
-- The unit's `cost_usd` (money spent) is 0: replay costs are priced, not paid; they are in
-  `replay_cost_usd`, the turns and the sessions.
+- Replay costs are priced, not paid: they are in `replay_cost_usd`, the turns and the
+  sessions. The row's `cost_usd` is the engine's bill of what was sent (0 offline).
 """
 
 from __future__ import annotations
@@ -235,13 +235,9 @@ class ToolOutRunner:
             "summaries_requested": summaries if live else None,
         }
         tables = {"turns": turns, "sessions": sessions, "decisions": decisions}
-        cost_usd = sum(t["reported_cost_usd"] for t in turns) if live else 0.0
-        for t in turns:
+        for t in turns:  # the money spent is the engine's bill (the request boundary)
             t.pop("reported_cost_usd")
-        outcome = UnitOutcome(
-            valid=True, requests=len(turns) + summaries if live else 0, cost_usd=cost_usd
-        )
-        return UnitResult(outcome, row, tables)
+        return UnitResult(UnitOutcome(valid=True), row, tables)
 
     def _replay(
         self, arm: str, transcript: Transcript, book: SummaryBook | None

@@ -80,7 +80,7 @@ class TracesRunner:
             "secrets_sent": len(out.recitals),
         }
         tables = {"template_probes": out.probes, "recitals": out.recitals}
-        return UnitResult(UnitOutcome(valid=True, requests=out.requests), row, tables)
+        return UnitResult(UnitOutcome(valid=True), row, tables)
 
     async def _compression(self, arm_name: str, client: ChatClient) -> UnitResult:
         compression = self.config.compression
@@ -99,5 +99,4 @@ class TracesRunner:
             "greedy_ok": out.greedy_ok,
             "repeat_identical": out.repeat_identical,
         }
-        outcome = UnitOutcome(valid=True, requests=out.requests)
-        return UnitResult(outcome, row, {"compressions": out.records})
+        return UnitResult(UnitOutcome(valid=True), row, {"compressions": out.records})

@@ -16,7 +16,9 @@ from pipeline.chat.errors import RequestRejected, TimeoutFault
 from pipeline.chat.messages import ChatResponse
 from pipeline.config import EndpointConfig, load
 from pipeline.study import UnitSpec
+from pipeline.sweep.bill import Bill
 from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
+from tests.sweep.boundary_kit import boundary
 
 from .scripted import CHUNKS, GOOD_ANSWER, GRADED, ScriptedClient, text
 
@@ -176,8 +178,8 @@ async def test_recall_keeps_the_full_answer_text(arms: dict[str, Arm]) -> None:
 
 async def test_row_records_fields_and_prompt_digest(arms: dict[str, Arm]) -> None:
     arm = arms["q"]
-    client = ScriptedClient(folds=[good_fold(arm)] * 3, recall=text(GOOD_ANSWER))
-    records = records_for(await run_trajectory(client, inputs(arm)), arm)
+    client = boundary(ScriptedClient(folds=[good_fold(arm)] * 3, recall=text(GOOD_ANSWER)))
+    records = records_for(await run_trajectory(client, inputs(arm)), arm, client.bill.bill())
     row = records.row
     assert row["system_prompt_sha256"] == arm.system_prompt_sha256
     assert row["declared_capacity_chars"] == 9600
@@ -190,8 +192,9 @@ async def test_row_records_fields_and_prompt_digest(arms: dict[str, Arm]) -> Non
     assert all(c["present_in_carrier"] for c in checks)
 
 
-def records_for(result: TrajectoryResult, arm: Arm) -> UnitRecords:
-    """The full rows-table record: the carrier's columns inside the engine's shared ones."""
+def records_for(result: TrajectoryResult, arm: Arm, bill: Bill | None = None) -> UnitRecords:
+    """The full rows-table record: the carrier's columns inside the engine's shared ones (the
+    bill as the request boundary counted it)."""
     spec = UnitSpec("run", "cfg", "model", "fam", arm.name, 0, 0, 0)
     carrier = CarrierContext(
         scenario="small",
@@ -206,12 +209,12 @@ def records_for(result: TrajectoryResult, arm: Arm) -> UnitRecords:
         simulated=False,
     )
     now = datetime.now(UTC)
-    return unit_records(spec, ctx, trajectory_records(carrier, result), now, now)
+    return unit_records(spec, ctx, trajectory_records(carrier, result), now, now, bill=bill)
 
 
 async def test_a_reply_from_the_simulator_marks_the_row_simulated(arms: dict[str, Arm]) -> None:
     arm = arms["m"]
     sim = ChatResponse(text="## Goal\nx", finish_reason="stop", simulated=True)
-    client = ScriptedClient(folds=[sim, good_fold(arm), good_fold(arm)], recall=text(""))
-    row = records_for(await run_trajectory(client, inputs(arm)), arm).row
+    client = boundary(ScriptedClient(folds=[sim, good_fold(arm), good_fold(arm)], recall=text("")))
+    row = records_for(await run_trajectory(client, inputs(arm)), arm, client.bill.bill()).row
     assert row["simulated"] is True

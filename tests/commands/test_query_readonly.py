@@ -21,7 +21,7 @@ from pipeline.commands.query import run_query
 from pipeline.usererror import UserError
 from tests.jobs.jobs_testdata import row, write_run
 
-ONLY = "query may read only this run's tables (rows, checks, folds, events, plan)"
+ONLY = "query may read only this run's tables (rows, checks, folds, events, requests, plan)"
 MARKER = "SECRET-MARKER"
 
 
@@ -251,7 +251,7 @@ def test_a_schema_qualified_name_is_rejected(run_dir: Path) -> None:
 def test_a_table_the_run_does_not_have_is_named_with_the_tables_it_has(run_dir: Path) -> None:
     assert rejection(run_dir, "SELECT * FROM answers") == (
         "query failed: answers is not a table of this run "
-        "(its tables: rows, checks, folds, events, plan)"
+        "(its tables: rows, checks, folds, events, requests, plan)"
     )
 
 
@@ -407,6 +407,7 @@ def test_show_tables_lists_only_the_run_tables(run_dir: Path) -> None:
         "events",
         "folds",
         "plan",
+        "requests",
         "rows",
     ]
 

@@ -64,6 +64,7 @@ def test_rows_only_run_writes_every_output_with_nulls_for_missing_inputs(tmp_pat
         "checks",
         "folds",
         "events",
+        "requests",
         "plan.parquet",
         "manifest.json",
     }

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from tests.reliability.conftest import SWEEP_TIMEOUT_S
@@ -35,11 +36,17 @@ PRICED = (
 CHAT_PROBE_SHAPES = ("plain", "schema")
 
 
-def requests_by_config(rows: list[dict[str, Any]]) -> Counter[str]:
+def sent_by_config(requests: list[dict[str, Any]], session: int | None = None) -> Counter[str]:
+    """Requests the engine recorded as sent (not cache hits), per configuration."""
     counts: Counter[str] = Counter()
-    for row in rows:
-        counts[row["config_id"]] += row["requests"]
+    for r in requests:
+        if not r["cache_hit"] and (session is None or r["session"] == session):
+            counts[r["config_id"]] += 1
     return counts
+
+
+def requests_of(run_dir: Path) -> list[dict[str, Any]]:
+    return pq.read_table(run_dir / "requests").to_pylist()
 
 
 def probe_requests(run: RunView) -> Counter[str]:
@@ -67,19 +74,20 @@ def test_budget_stops_cleanly_then_a_resume_with_more_budget_completes(
     written = {key_of(r) for r in stopped.rows}
     assert counts.valid == len(written)
     assert counts.valid + counts.not_run["budget_exhausted"] == counts.planned == len(stopped.plan)
-    spent = sum(r["cost_usd"] for r in stopped.rows)
-    # The coordinator stops dispatching once one more attempt at the mean cost would cross the
-    # budget; only the first wave (dispatched before any cost is known) can overshoot it.
-    first_wave = 2 * 2  # 2 endpoints x 2 trajectories in flight each
-    mean = spent / len(stopped.rows)
-    assert spent <= BUDGET_USD + first_wave * mean
+    requests = requests_of(first.run_dir)
+    spent = sum(r["spent_usd"] for r in requests)
+    # The budget is checked before every request: the overshoot is at most the requests in
+    # flight (one per endpoint at sim.concurrency=1) times the dearest request.
+    dearest = max(r["spent_usd"] for r in requests)
+    assert spent <= BUDGET_USD + 2 * dearest
     assert stopped.manifest.extra["totals"]["cost_usd"] == pytest.approx(spent)
     served = {cid: c["requests"] for cid, c in stopped.manifest.sim_counters.items()}
-    paid = requests_by_config(stopped.rows) + probe_requests(stopped)
-    assert served == dict(paid), "a request the server answered is in no written row"
+    paid = sent_by_config(requests) + probe_requests(stopped)
+    assert served == dict(paid), "a request the server answered is not on record"
+    cut = {r["row_id"] for r in requests} - {r["row_id"] for r in stopped.rows}
     print(
         f"budget stop: ${spent:.3f} spent of ${BUDGET_USD}, {len(written)} trajectories written, "
-        f"{counts.not_run['budget_exhausted']} not run"
+        f"{counts.not_run['budget_exhausted']} not run ({len(cut)} cut mid-flight)"
     )
 
     second = harness.run([f"resume={first.run_dir}", "budget.usd=100"], timeout_s=SWEEP_TIMEOUT_S)
@@ -91,9 +99,14 @@ def test_budget_stops_cleanly_then_a_resume_with_more_budget_completes(
     assert not [k for k, n in done.attempts().items() if n > 1]
     before = {r["row_id"]: r for r in stopped.rows}
     assert all(before[i] == r for r in done.rows if (i := r["row_id"]) in before)
-    new_rows = [r for r in done.rows if r["row_id"] not in before]
     session = done.manifest.history[-1]["sim_counters"]  # the resumed session's servers
     served = {cid: c["requests"] for cid, c in session.items()}
-    assert served == dict(requests_by_config(new_rows)), "the resume re-sent paid requests"
+    everything = requests_of(first.run_dir)
+    assert served == dict(sent_by_config(everything, session=1)), "the resume re-sent paid requests"
+    hits = [r for r in everything if r["cache_hit"]]
+    assert {
+        r["row_id"] for r in hits
+    } <= cut  # what a cut unit had been answered came from the cache
+    assert len(hits) == sum(r["session"] == 0 and r["row_id"] in cut for r in everything)
     total = {cid: c["requests"] for cid, c in done.manifest.sim_counters.items()}
-    assert total == dict(requests_by_config(done.rows) + probe_requests(stopped))  # run sums
+    assert total == dict(sent_by_config(everything) + probe_requests(stopped))  # run sums

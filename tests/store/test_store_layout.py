@@ -28,7 +28,7 @@ def toy_row(**values: Any) -> dict[str, Any]:
 def test_toy_rows_are_the_shared_columns_then_the_study_column() -> None:
     shared = [name for name, _ in (*ROW_KEY, *ROW_OUTCOME)]
     assert TOY.schema("rows").names == [*shared, "score"]
-    assert TOY.tables == ("rows", "toy", "events")
+    assert TOY.tables == ("rows", "toy", "events", "requests")
     assert TOY.children == ("toy",)
     assert TOY.schema("events") == EVENTS
     assert TOY.schema("toy").names == ["run_id", "row_id", "note"]

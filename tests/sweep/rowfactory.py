@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.study import UnitOutcome, UnitSpec
+from pipeline.sweep.bill import Bill
 from pipeline.sweep.rows import UnitRecords
 from tests.store.layouts import empty_row
 
@@ -35,6 +36,8 @@ def row_for(
         invalid_reason=reason,
         retryable=retryable,
         cost_usd=cost,
+        spent_usd=cost,
+        cache_hits=0,
         requests=4,
         simulated=True,
         recall=1.0 if valid else None,
@@ -50,22 +53,30 @@ def outcome_of(row: dict[str, Any]) -> UnitOutcome:
         valid=row["valid"],
         invalid_reason=row["invalid_reason"],
         retryable=row["retryable"],
+        error_detail=row["error_detail"],
+    )
+
+
+def bill_of(row: dict[str, Any]) -> Bill:
+    """The Bill a row's shared bill columns state (every request paid)."""
+    return Bill(
         requests=row["requests"],
         prompt_tokens=row["prompt_tokens"],
         completion_tokens=row["completion_tokens"],
         cached_tokens=row["cached_tokens"] or 0,
         cost_usd=row["cost_usd"],
+        spent_usd=row["cost_usd"],
+        paid_requests=row["requests"],
         simulated=row["simulated"],
-        error_detail=row["error_detail"],
     )
 
 
 def records_for(spec: UnitSpec, *, valid: bool, **kw: Any) -> UnitRecords:
     """One attempt's records as a worker returns them: the row (see row_for), no study tables."""
     row = row_for(spec, valid=valid, **kw)
-    return UnitRecords(outcome_of(row), row, {})
+    return UnitRecords(outcome_of(row), row, {}, bill_of(row))
 
 
 def records_of(row: dict[str, Any]) -> UnitRecords:
     """Records for a row already built (its outcome read back from its columns)."""
-    return UnitRecords(outcome_of(row), row, {})
+    return UnitRecords(outcome_of(row), row, {}, bill_of(row))

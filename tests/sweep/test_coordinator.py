@@ -135,9 +135,28 @@ def test_budget_stop_writes_what_was_paid_and_leaves_the_rest(tmp_path: Path) ->
         specs(6)
     )
     assert result.status == "budget_exhausted"
-    # after two attempts at $1 each, a third would cross $2.50: it is never dispatched
-    assert len(written_rows(tmp_path)) == 2 and result.cost_usd <= 2.5
-    assert len(result.not_dispatched) == 4
+    # the per-request rule is the workers'; the coordinator stops dispatching once what was
+    # paid reaches the budget: the third attempt crossed it, nothing more was sent
+    assert len(written_rows(tmp_path)) == 3 and result.cost_usd == 3.0
+    assert len(result.not_dispatched) == 3
+
+
+def test_an_attempt_the_budget_cut_is_not_run_and_stops_dispatching(tmp_path: Path) -> None:
+    from pipeline.sweep.bill import Bill
+    from pipeline.sweep.rows import cut_records
+
+    def outcome(s: UnitSpec) -> UnitRecords:
+        if s.repeat == 1:
+            return cut_records(s, "budget_exhausted", Bill(requests=2, spent_usd=0.5), ())
+        return records(s, valid=True, cost=0.1)
+
+    result = coordinator(
+        tmp_path, ScriptedDispatcher(outcome), budget=BudgetConfig(usd=10), caps={"c1": 1}
+    ).run(specs(4))
+    assert result.status == "budget_exhausted" and result.cut == 1
+    assert [s.repeat for s in result.not_dispatched] == [1, 2, 3]  # the cut one first
+    assert [r["repeat"] for r in written_rows(tmp_path)] == [0]  # no row for the cut attempt
+    assert result.cost_usd == 0.6  # what it paid before the stop counts
 
 
 def test_endpoint_cap_bounds_in_flight(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 from pipeline.config import BudgetConfig
 from pipeline.study import UnitOutcome, UnitSpec
 from pipeline.sweep import progress as progress_mod
+from pipeline.sweep.bill import Bill
 from pipeline.sweep.coordinator import Completion, Coordinator
 from pipeline.sweep.progress import EndpointLive, LiveCounts, ProgressView
 from pipeline.sweep.sink import Sink
@@ -73,10 +74,8 @@ def test_a_collected_row_replaces_its_live_counts_without_double_counting() -> N
     before = progress.summary_line()
     # the dispatcher drops the attempt from the live view when it collects its row ...
     del live["a"].attempts[spec.row_id]
-    outcome = UnitOutcome(
-        valid=True, requests=6, prompt_tokens=500, completion_tokens=100, steps=FOLDS
-    )
-    progress.record("a", outcome)
+    bill = Bill(requests=6, prompt_tokens=500, completion_tokens=100, steps=FOLDS)
+    progress.record("a", UnitOutcome(valid=True), bill)
     progress.refresh(cost_usd=0.0, requests=6, live=live)  # ... and the coordinator counts it
     after = progress.summary_line()
     for name in ("requests", "folds", "tokens"):
@@ -86,7 +85,7 @@ def test_a_collected_row_replaces_its_live_counts_without_double_counting() -> N
 
 def test_without_live_counters_the_eta_comes_from_trajectories() -> None:
     progress = quiet_view(planned=4)
-    progress.record("a", UnitOutcome(valid=True))
+    progress.record("a", UnitOutcome(valid=True), Bill())
     progress.refresh(cost_usd=0.0, requests=4)
     line = progress.summary_line()
     assert "(by trajectories)" in line and field(line, "folds") == "0"

@@ -10,6 +10,7 @@ from pipeline.config import EndpointConfig
 from pipeline.store.layout import layout_for
 from pipeline.store.parts import conform
 from pipeline.study import Column, TableSpec, UnitOutcome, UnitResult, UnitSpec
+from pipeline.sweep.bill import Bill
 from pipeline.sweep.rows import RowContext, unit_records
 
 TOY = layout_for([Column("score", "float64")], [TableSpec("toy", (Column("note", "string"),))])
@@ -19,21 +20,23 @@ NOW = datetime.now(UTC)
 
 
 def result(**row: object) -> UnitResult:
-    outcome = UnitOutcome(valid=True, requests=3, cost_usd=0.25, simulated=True)
-    return UnitResult(outcome, {"score": 0.5, **row}, {"toy": [{"note": "hi"}]})
+    return UnitResult(UnitOutcome(valid=True), {"score": 0.5, **row}, {"toy": [{"note": "hi"}]})
+
+
+BILL = Bill(requests=3, cost_usd=0.25, spent_usd=0.25, simulated=True)
 
 
 def test_a_row_has_exactly_the_layouts_rows_columns_and_fits_its_schema() -> None:
-    records = unit_records(SPEC, CTX, result(), NOW, NOW)
+    records = unit_records(SPEC, CTX, result(), NOW, NOW, bill=BILL)
     assert list(records.row) == TOY.schema("rows").names
     assert conform("rows", [records.row], TOY).num_rows == 1
     assert (records.row["row_id"], records.row["seed"]) == ("c/a/g0/r2/a1", 7)
-    assert records.row["simulated"] is True  # the outcome says so even if the context does not
-    assert (records.outcome.requests, records.outcome.cost_usd) == (3, 0.25)
+    assert records.row["simulated"] is True  # the bill says so even if the context does not
+    assert (records.row["requests"], records.row["cost_usd"]) == (3, 0.25)
 
 
 def test_study_table_records_get_the_run_and_row_id() -> None:
-    records = unit_records(SPEC, CTX, result(), NOW, NOW)
+    records = unit_records(SPEC, CTX, result(), NOW, NOW, bill=BILL)
     assert records.tables == {"toy": [{"run_id": "run", "row_id": "c/a/g0/r2/a1", "note": "hi"}]}
     assert conform("toy", records.tables["toy"], TOY).num_rows == 1
 

@@ -82,7 +82,7 @@ def test_rows_are_read_once_per_session_across_owed_specs_spent_and_finish(
     session.owed_specs()
     session.spent()
     session.finish("stopped", {})
-    assert rows_reads == ["rows"]
+    assert rows_reads == ["rows", "requests"]  # each once, at open
 
 
 def test_rows_the_sink_commits_are_counted_without_reading_them_back(
@@ -101,7 +101,7 @@ def test_rows_the_sink_commits_are_counted_without_reading_them_back(
     assert closed.counts == OutcomeCounts(
         planned=6, valid=3, invalid={"catch_up": 1}, not_run={"stopped": 2}, pending=0
     )
-    assert rows_reads == ["rows"]
+    assert rows_reads == ["rows", "requests"]  # each once, at open
 
 
 def test_finish_writes_done_plan_statuses_and_the_manifest_counts(tmp_path: Path) -> None:

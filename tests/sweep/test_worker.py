@@ -54,7 +54,8 @@ async def test_worker_runs_one_attempt_into_table_records() -> None:
     assert {r["row_id"] for t in records.tables.values() for r in t} == {spec.row_id}
     assert len(client.requests) == 4
     assert records.row["requests"] == 4 and records.row["cost_usd"] == pytest.approx(0.04)
-    assert records.outcome.requests == 4 and records.outcome.cost_usd == pytest.approx(0.04)
+    assert records.bill.requests == 4 and records.bill.spent_usd == pytest.approx(0.04)
+    assert [r["position"] for r in records.requests] == [0, 1, 2, 3]
 
 
 async def test_endpoint_output_cap_lowers_max_tokens_of_every_request() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,21 +61,12 @@ class EchoRunner:
         try:
             response = await client.complete(request)
         except InfrastructureFault as exc:
-            outcome = UnitOutcome(False, "infrastructure:echo", True, 1, error_detail=str(exc))
+            outcome = UnitOutcome(False, "infrastructure:echo", True, error_detail=str(exc))
             return UnitResult(outcome, {"echo_matches": None})
         except EndpointError as exc:
-            outcome = UnitOutcome(False, "rejected:echo", False, 1, error_detail=str(exc))
+            outcome = UnitOutcome(False, "rejected:echo", False, error_detail=str(exc))
             return UnitResult(outcome, {"echo_matches": None})
-        usage = response.usage
-        outcome = UnitOutcome(
-            valid=True,
-            requests=1,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            cost_usd=response.cost_usd,
-            simulated=response.simulated,
-        )
-        outcome = replace(outcome, steps=1)
+        outcome = UnitOutcome(valid=True)  # the engine bills the request itself
         row = {"echo_matches": response.text == sent}
         return UnitResult(outcome, row, {"echoes": [{"sent": sent, "echoed": response.text}]})
 

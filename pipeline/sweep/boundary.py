@@ -1,0 +1,335 @@
+"""The request boundary: the one place every request of every study passes.
+
+The worker puts one `RequestBoundary` around its endpoint's client for each attempt it runs
+and hands it to the study's runner as the runner's `ChatClient`. For each request, in order:
+
+1. the endpoint's output-token cap (`max_output_tokens`, the local panel's) is applied;
+2. the body is serialised once, as it will be sent, and hashed with the endpoint's identity,
+   the unit's repeat and the request's position in the unit: the response cache's key;
+3. a cached reply answers at no cost (its original cost stays in the science);
+4. otherwise the run's budget must admit the request (pipeline/sweep/budget.py), or the unit
+   stops here (`BudgetStop`: not run, `budget_exhausted`);
+5. the reply is stored in the cache before the study sees it, then billed and recorded.
+
+Everything every study shares is counted here once: the bill (pipeline/sweep/bill.py), the
+live display's counts, and one record per request for the engine's `requests` table
+(docs/tables.md). A study never fills these in. The protocol stays pure: it sees a ChatClient.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, Usage, renderer_of
+from pipeline.config.schema import EndpointConfig
+from pipeline.endpoints.client import EncodedRequest, estimate_tokens
+from pipeline.endpoints.template import template_body
+from pipeline.endpoints.wire import build_body, encode_body
+from pipeline.study import Record, UnitSpec
+from pipeline.sweep.bill import BillCounter
+from pipeline.sweep.budget import BudgetGate, BudgetStop
+from pipeline.sweep.progress import LiveCounts
+from pipeline.sweep.response_cache import ResponseCache
+
+TemplateCall = Callable[[ChatRequest], Awaitable[str]]
+
+
+@runtime_checkable
+class EncodingClient(Protocol):
+    """A client that serialises a body once and sends those bytes (OpenAIChatClient)."""
+
+    def encode(self, request: ChatRequest) -> EncodedRequest: ...
+
+    async def send(self, encoded: EncodedRequest) -> ChatResponse: ...
+
+
+@runtime_checkable
+class EncodingRenderer(Protocol):
+    def encode_template(self, request: ChatRequest) -> bytes: ...
+
+    async def send_template(self, payload: bytes) -> str: ...
+
+
+def endpoint_identity(endpoint: EndpointConfig, served_by: str | None = None) -> bytes:
+    """What makes two endpoints the same server for the cache: URL, model, pin, quantization.
+
+    A server the engine starts itself (sim, local) gets a new port each session, so its URL
+    says nothing: `served_by` names it instead (the panel kind, the configuration and what
+    the server is started from), and a resume finds its replies again.
+    """
+    where = endpoint.base_url.rstrip("/") if served_by is None else f"served:{served_by}"
+    parts = (where, endpoint.model, endpoint.provider or "", endpoint.quantization or "")
+    return "\n".join(parts).encode()
+
+
+def cache_key(identity: bytes, kind: bytes, payload: bytes, repeat: int, position: int) -> str:
+    """BLAKE2b-128 of the identity, the request kind, the body as sent, repeat and position."""
+    digest = hashlib.blake2b(identity, digest_size=16)
+    digest.update(b"\0" + kind + b"\0")
+    digest.update(payload)
+    digest.update(b"\0%d:%d" % (repeat, position))
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class BoundaryContext:
+    """What a worker knows once for every attempt it runs."""
+
+    endpoint: EndpointConfig
+    identity: bytes
+    step_purpose: str
+    session: int
+    cache: ResponseCache | None
+    gate: BudgetGate | None
+
+
+class RequestBoundary:
+    """One attempt's client: cap, cache, budget, bill and record (see the module doc)."""
+
+    apply_template: TemplateCall  # set per instance, only when the inner client renders
+
+    def __init__(
+        self,
+        inner: ChatClient,
+        context: BoundaryContext,
+        spec: UnitSpec,
+        counts: LiveCounts | None = None,
+    ) -> None:
+        self.inner = inner
+        self.context = context
+        self.spec = spec
+        self.counts = counts if counts is not None else LiveCounts()
+        self.bill = BillCounter()
+        self.records: list[Record] = []
+        self._position = 0
+        self._encoding = isinstance(inner, EncodingClient)
+        if renderer_of(inner) is not None:
+            self.apply_template = self._template
+
+    # -- chat -------------------------------------------------------------------------------
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        ctx = self.context
+        cap = ctx.endpoint.max_output_tokens
+        if cap is not None and request.max_tokens > cap:
+            request = replace(request, max_tokens=cap)
+        encoded: EncodedRequest | None = None
+        payload = b""
+        if self._encoding:
+            encoded = self.inner.encode(request)  # type: ignore[attr-defined]
+            payload = encoded.payload
+        elif ctx.cache is not None:
+            payload = encode_body(build_body(ctx.endpoint, request)[0])
+        slot = self._slot(request.purpose, "chat", payload)
+        if ctx.cache is not None:
+            entry = ctx.cache.get(slot.key)
+            cached = reply_from_json(entry.reply) if entry is not None else None
+            if cached is not None:
+                self._answered(slot, cached, hit=True, latency=0.0)
+                return cached
+        reserved = await self._admit(request)
+        started = time.perf_counter()
+        try:
+            if encoded is not None:
+                response: ChatResponse = await self.inner.send(encoded)  # type: ignore[attr-defined]
+            else:
+                response = await self.inner.complete(request)
+        except BaseException as exc:
+            self._failed(slot, exc, started, reserved)
+            raise
+        if ctx.cache is not None:
+            ctx.cache.put(slot.key, "chat", reply_to_json(response))
+        if ctx.gate is not None:
+            ctx.gate.settle(reserved, response.cost_usd)
+        self._answered(slot, response, hit=False, latency=time.perf_counter() - started)
+        return response
+
+    # -- template renderings ----------------------------------------------------------------
+    async def _template(self, request: ChatRequest) -> str:
+        ctx = self.context
+        renderer = renderer_of(self.inner)
+        assert renderer is not None  # only installed when the inner client renders
+        encoding = isinstance(self.inner, EncodingRenderer)
+        payload = b""
+        if encoding:
+            payload = self.inner.encode_template(request)  # type: ignore[attr-defined]
+        elif ctx.cache is not None:
+            payload = encode_body(template_body(ctx.endpoint, request))
+        slot = self._slot(request.purpose, "template", payload)
+        if ctx.cache is not None:
+            entry = ctx.cache.get(slot.key)
+            prompt = entry.reply.get("prompt") if entry is not None else None
+            if isinstance(prompt, str):
+                self._rendered(slot, hit=True, latency=0.0)
+                return prompt
+        reserved = await self._admit(None)
+        started = time.perf_counter()
+        try:
+            if encoding:
+                prompt = await self.inner.send_template(payload)  # type: ignore[attr-defined]
+            else:
+                prompt = await renderer.apply_template(request)
+        except BaseException as exc:
+            self._failed(slot, exc, started, reserved)
+            raise
+        if ctx.cache is not None:
+            ctx.cache.put(slot.key, "template", {"prompt": prompt})
+        if ctx.gate is not None:
+            ctx.gate.settle(reserved, 0.0)
+        self._rendered(slot, hit=False, latency=time.perf_counter() - started)
+        return str(prompt)
+
+    # -- counting ---------------------------------------------------------------------------
+    def _slot(self, purpose: str, kind: str, payload: bytes) -> _Slot:
+        """The request's position in the unit and, with a cache, its key."""
+        position = self._position
+        self._position += 1
+        self.bill.requests += 1
+        self.counts.sent += 1
+        key = ""
+        if self.context.cache is not None:
+            identity = self.context.identity
+            key = cache_key(identity, kind.encode(), payload, self.spec.repeat, position)
+        return _Slot(purpose, kind, position, key)
+
+    async def _admit(self, request: ChatRequest | None) -> float:
+        gate = self.context.gate
+        if gate is None:
+            self.bill.paid_requests += 1
+            return 0.0
+        reserved = await gate.admit(self._worst_case(request))
+        if reserved is None:
+            self.bill.requests -= 1  # never sent: not a request of the unit
+            self.counts.sent -= 1
+            self._position -= 1
+            raise BudgetStop
+        self.bill.paid_requests += 1
+        return reserved
+
+    def _worst_case(self, request: ChatRequest | None) -> float:
+        """The request's cost if its whole prompt estimate and `max_tokens` were billed."""
+        prices = self.context.endpoint.prices
+        if request is None or not (prices.input_per_mtok or prices.output_per_mtok):
+            return 0.0
+        prompt = estimate_tokens(request) - request.max_tokens
+        cost = prompt * prices.input_per_mtok + request.max_tokens * prices.output_per_mtok
+        return cost / 1_000_000
+
+    def _answered(self, slot: _Slot, response: ChatResponse, *, hit: bool, latency: float) -> None:
+        step = slot.purpose == self.context.step_purpose
+        self.bill.answer(response, hit=hit, step=step)
+        counts = self.counts
+        counts.completed += 1
+        counts.folds += step
+        usage = response.usage
+        counts.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+        counts.cost_usd += response.cost_usd
+        record = self._record(slot, latency=latency, hit=hit)
+        record["prompt_tokens"] = usage.prompt_tokens
+        record["completion_tokens"] = usage.completion_tokens
+        record["cached_tokens"] = usage.cached_tokens
+        record["cost_usd"] = response.cost_usd
+        record["spent_usd"] = 0.0 if hit else response.cost_usd
+        self.records.append(record)
+
+    def _rendered(self, slot: _Slot, *, hit: bool, latency: float) -> None:
+        self.counts.completed += 1
+        if hit:
+            self.bill.cache_hits += 1
+        self.records.append(self._record(slot, latency=latency, hit=hit))
+
+    def _failed(self, slot: _Slot, exc: BaseException, started: float, reserved: float) -> None:
+        self.counts.failed += 1
+        if self.context.gate is not None:
+            self.context.gate.settle(reserved, 0.0)  # a failed request is not charged
+        status = getattr(exc, "status", None)
+        error = str(getattr(exc, "kind", None) or type(exc).__name__)
+        latency = time.perf_counter() - started
+        self.records.append(
+            self._record(slot, latency=latency, hit=False, status=status, error=error)
+        )
+
+    def _record(
+        self,
+        slot: _Slot,
+        *,
+        latency: float,
+        hit: bool,
+        status: object = 200,
+        error: str | None = None,
+    ) -> Record:
+        return {
+            "run_id": self.spec.run_id,
+            "row_id": self.spec.row_id,
+            "session": self.context.session,
+            "position": slot.position,
+            "kind": slot.kind,
+            "purpose": slot.purpose,
+            "config_id": self.spec.config_id,
+            "status": status if isinstance(status, int) else None,
+            "error": error,
+            "latency_s": latency,
+            "prompt_tokens": None,
+            "completion_tokens": None,
+            "cached_tokens": 0,
+            "cost_usd": 0.0,
+            "spent_usd": 0.0,
+            "cache_hit": hit,
+            "key_hash": slot.key or None,
+        }
+
+
+class _Slot(NamedTuple):
+    purpose: str
+    kind: str  # chat | template
+    position: int
+    key: str  # "" without a cache
+
+
+def reply_to_json(response: ChatResponse) -> dict[str, Any]:
+    """A reply as the cache stores it: every field, so a hit is the same reply."""
+    usage = response.usage
+    return {
+        "text": response.text,
+        "finish_reason": response.finish_reason,
+        "usage": [
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.cached_tokens,
+            usage.cache_write_tokens,
+        ],
+        "refusal": response.refusal,
+        "cost_usd": response.cost_usd,
+        "schema_adapted": response.schema_adapted,
+        "simulated": response.simulated,
+        "cache_discount_usd": response.cache_discount_usd,
+        "sent_sampling": dict(response.sent_sampling),
+    }
+
+
+def reply_from_json(data: dict[str, Any]) -> ChatResponse | None:
+    """The stored reply, or None when the entry's reply is not one (a miss, never a crash)."""
+    try:
+        return _reply(data)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _reply(data: dict[str, Any]) -> ChatResponse:
+    prompt, completion, cached, written = data["usage"]
+    if not isinstance(data["text"], str) or not isinstance(data["sent_sampling"], dict):
+        raise TypeError("not a stored reply")
+    return ChatResponse(
+        text=data["text"],
+        finish_reason=data["finish_reason"],
+        usage=Usage(prompt, completion, cached, written),
+        refusal=data["refusal"],
+        cost_usd=data["cost_usd"],
+        schema_adapted=data["schema_adapted"],
+        simulated=data["simulated"],
+        cache_discount_usd=data["cache_discount_usd"],
+        sent_sampling=data["sent_sampling"],
+    )
