@@ -23,7 +23,16 @@ from pipeline.view.guard import PathRefused
 from pipeline.view.links import ExportLinks
 from pipeline.view.runs import Run
 
-PRELOAD = ("rows", "folds", "checks", "sessions", "template_probes", "recitals", "compressions")
+PRELOAD = (
+    "rows",
+    "requests",
+    "folds",
+    "checks",
+    "sessions",
+    "template_probes",
+    "recitals",
+    "compressions",
+)
 
 
 def _figure_bytes(run: Run, name: str) -> bytes | None:

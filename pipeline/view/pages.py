@@ -195,6 +195,11 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
         if run.study in ("carrier", "toolout", "traces")
         else "unit_generic.html"
     )
+    bill = (
+        run.rows_for("requests", row_id).sort("session", "position").to_dicts()
+        if "requests" in run.layout.tables
+        else None
+    )
     scalars = {k: v for k, v in row.items() if not isinstance(v, str) or len(v) <= 200}
     return _page(
         template,
@@ -203,6 +208,7 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
         row=row,
         scalars=scalars,
         attempts=attempts.to_dicts(),
+        bill=bill,
         is_final=bool(verdict.height),
         u=context,
         simulated=run.simulated,
