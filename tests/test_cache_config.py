@@ -22,17 +22,17 @@ def test_durations(text: str, seconds: int) -> None:
 
 @pytest.mark.parametrize("text", ["", "0", "-5m", "soon", "1.5h", "7y"])
 def test_a_bad_ttl_is_one_line(text: str) -> None:
-    with pytest.raises(ConfigError, match="cache.ttl must be a positive duration"):
+    with pytest.raises(ConfigError, match=r"cache\.ttl must be a positive duration"):
         ttl_seconds(text)
 
 
 def test_an_unknown_scope_is_refused() -> None:
-    with pytest.raises(ConfigError, match="cache.scope must be run, shared or off"):
+    with pytest.raises(ConfigError, match=r"cache\.scope must be run, shared or off"):
         CacheConfig(scope="disk")  # type: ignore[arg-type]
 
 
 def test_a_dir_without_the_shared_scope_is_refused() -> None:
-    with pytest.raises(ConfigError, match="cache.dir is used only with cache.scope=shared"):
+    with pytest.raises(ConfigError, match=r"cache\.dir is used only with cache\.scope=shared"):
         CacheConfig(dir="/tmp/x")
 
 

@@ -7,7 +7,8 @@ $FOLDSWEEP_CACHE/responses, entries expiring after `--ttl` (7d, as `cache.ttl`).
 - `path` prints the directory;
 - `list` prints the entries, their size, how many have expired or are unreadable, and the
   oldest and newest;
-- `prune` deletes expired and unreadable entries and files a killed writer left;
+- `prune` rewrites the live entries into one segment, dropping expired, damaged and superseded
+  ones (run it when no sweep is writing that directory);
 - `clear` deletes every entry: a resume of that run then pays for its requests again.
 """
 
@@ -39,9 +40,13 @@ def main(argv: list[str]) -> int:
     elif args.action == "list":
         print(_listing(cache))
     elif args.action == "prune":
-        print(f"removed {cache.prune()} expired, unreadable or temporary file(s) from {cache.root}")
+        dropped = cache.prune()
+        print(
+            f"dropped {dropped} expired, damaged or superseded entr{_ies(dropped)} in {cache.root}"
+        )
     else:
-        print(f"removed {cache.clear()} file(s) from {cache.root}")
+        removed = cache.clear()
+        print(f"removed {removed} entr{_ies(removed)} from {cache.root}")
     return 0
 
 
@@ -59,13 +64,17 @@ def _cache(run_dir: Path | None, folder: Path | None, ttl: str) -> ResponseCache
     return ResponseCache((folder or shared_cache_root()).expanduser(), seconds)
 
 
+def _ies(n: int) -> str:
+    return "y" if n == 1 else "ies"
+
+
 def _listing(cache: ResponseCache) -> str:
     stats = cache.stats()
     if stats.entries == 0:
         return f"{cache.root}: no entries"
     lines = [
-        f"{cache.root}: {stats.entries} entr{'y' if stats.entries == 1 else 'ies'}, "
-        f"{stats.bytes / 1e6:.2f} MB, {stats.expired} expired or unreadable"
+        f"{cache.root}: {stats.entries} entr{_ies(stats.entries)} in {stats.segments} "
+        f"segment(s), {stats.bytes / 1e6:.2f} MB, {stats.expired} expired or unreadable"
     ]
     if stats.oldest is not None and stats.newest is not None:
         lines.append(f"oldest {_when(stats.oldest)}, newest {_when(stats.newest)}")

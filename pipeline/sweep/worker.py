@@ -208,6 +208,8 @@ class EndpointWorkerCore:
         )
 
     async def close(self) -> None:
+        if self.boundary.cache is not None:
+            self.boundary.cache.close()
         for closer in self._closers:
             await closer.close()
         self._closers.clear()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def test_path_and_list_of_a_runs_cache(tmp_path: Path, capsys: pytest.CaptureFix
 def test_clear_removes_every_entry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = run_dir(tmp_path)
     assert main(["cache", "clear", str(run)]) == 0
-    assert "removed 1 file" in capsys.readouterr().out
+    assert "removed 1 entry" in capsys.readouterr().out
     assert ResponseCache(run / "cache").stats().entries == 0
 
 
@@ -37,12 +38,16 @@ def test_prune_of_the_shared_cache_keeps_fresh_entries(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FOLDSWEEP_CACHE", str(tmp_path))
-    shared = ResponseCache(tmp_path / "responses")
-    shared.put("cd" + "2" * 30, "chat", {"text": "x"})
-    (tmp_path / "responses" / "cd" / "ef.json").write_text("{torn")
+    old = ResponseCache(tmp_path / "responses", clock=lambda: time.time() - 8 * 86400)
+    old.put("cd" + "2" * 30, "chat", {"text": "x"})
+    old.close()
+    fresh = ResponseCache(tmp_path / "responses")
+    fresh.put("ef" + "3" * 30, "chat", {"text": "y"})
+    fresh.close()
     assert main(["cache", "prune"]) == 0
-    assert "removed 1" in capsys.readouterr().out
-    assert shared.stats().entries == 1
+    assert "dropped 1" in capsys.readouterr().out
+    left = ResponseCache(tmp_path / "responses")
+    assert left.stats().entries == 1 and left.get("ef" + "3" * 30) is not None
 
 
 def test_a_directory_that_is_not_a_run_is_one_line(

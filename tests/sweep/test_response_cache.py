@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
+
+import pytest
 
 from pipeline.sweep.response_cache import ResponseCache
 from tests.endpoints.conftest import (
@@ -41,6 +44,10 @@ async def test_without_a_cache_every_request_is_paid_again(tmp_path: Path) -> No
     assert len(inner.sent) == 2 and not files(tmp_path, "*")
 
 
+def entries(root: Path) -> int:
+    return ResponseCache(root).stats().entries
+
+
 async def test_repeats_seeds_and_positions_never_share_an_entry(tmp_path: Path) -> None:
     inner = Priced()
     await boundary(inner, cache_dir=tmp_path, unit=spec(repeat=0)).complete(user_request())
@@ -51,50 +58,76 @@ async def test_repeats_seeds_and_positions_never_share_an_entry(tmp_path: Path) 
     await b.complete(user_request())
     await b.complete(user_request())  # the same body at the next position
     assert len(inner.sent) == 6
-    assert len(files(tmp_path)) == 6
+    assert entries(tmp_path) == 6
 
 
-def overwrite(path: Path, data: bytes) -> None:
-    path.write_bytes(data)
+def damage(segment: Path, how: str) -> None:
+    data = segment.read_bytes()
+    header, _, rest = data.partition(b"\n")
+    damaged = {
+        "truncated": data[: len(data) - 7],
+        "empty": b"",
+        "flipped": header + b"\n" + rest[:10] + bytes([rest[10] ^ 1]) + rest[11:],
+        "version": data.replace(b"FSC1", b"FSC9", 1),
+        "garbage": b"\xff\xfe not a segment\n",
+        "not_a_reply": header.rsplit(b" ", 2)[0] + b" 2 %08x\n{}\n" % zlib.crc32(b"{}"),
+    }[how]
+    segment.write_bytes(damaged)
 
 
-async def test_a_corrupt_or_truncated_entry_is_a_miss_never_a_crash(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["truncated", "empty", "flipped", "version", "garbage",
+                                 "not_a_reply"])  # fmt: skip
+async def test_a_corrupt_or_truncated_entry_is_a_miss_never_a_crash(
+    tmp_path: Path, how: str
+) -> None:
     inner = Priced()
     await boundary(inner, cache_dir=tmp_path).complete(user_request())
-    (entry,) = files(tmp_path)
-    whole = ResponseCache(tmp_path).path(entry.stem).read_bytes()
-    for damaged in (whole[: len(whole) // 2], b"", b"\xff\xfe", b'{"v": 1, "key": 3}',
-                    whole.replace(b'"text"', b'"txet"')):  # fmt: skip
-        overwrite(entry, damaged)
-        await boundary(inner, cache_dir=tmp_path).complete(user_request())
-    assert len(inner.sent) == 6
-    assert ResponseCache(tmp_path).get(entry.stem) is not None  # the last miss stored it again
+    (segment,) = files(tmp_path, "seg-*.log")
+    damage(segment, how)
+    again = boundary(inner, cache_dir=tmp_path)
+    await again.complete(user_request())
+    assert len(inner.sent) == 2 and not again.records[0]["cache_hit"]
+    third = boundary(inner, cache_dir=tmp_path)
+    await third.complete(user_request())  # the miss stored a whole entry again
+    assert len(inner.sent) == 2 and third.records[0]["cache_hit"]
 
 
 async def test_an_entry_is_whole_on_disk_before_the_study_sees_the_reply(tmp_path: Path) -> None:
-    cache = ResponseCache(tmp_path)
-    seen: list[bool] = []
-
-    class StudyLooks(Priced):
-        """The caller checks the disk the moment the boundary returns the reply."""
-
-    b = boundary(StudyLooks(), cache_dir=tmp_path)
+    b = boundary(Priced(), cache_dir=tmp_path)
     await b.complete(user_request())
-    seen.append(cache.get(b.records[0]["key_hash"]) is not None)
-    assert seen == [True]
-    assert not files(tmp_path, "*/.tmp-*")  # written to a temporary name, then renamed
+    # a new reader (as a killed process's resume would be) finds it at once
+    assert ResponseCache(tmp_path).get(b.records[0]["key_hash"]) is not None
+
+
+async def test_a_torn_tail_left_by_a_kill_hides_only_that_record(tmp_path: Path) -> None:
+    inner = Priced()
+    b = boundary(inner, cache_dir=tmp_path)
+    await b.complete(user_request("one"))
+    await b.complete(user_request("two"))
+    (segment,) = files(tmp_path, "seg-*.log")
+    cut(segment, 5)  # the second record's last bytes never reached the file
+    cache = ResponseCache(tmp_path)
+    assert cache.get(b.records[0]["key_hash"]) is not None
+    assert cache.get(b.records[1]["key_hash"]) is None
+
+
+def cut(path: Path, count: int) -> None:
+    path.write_bytes(path.read_bytes()[:-count])
 
 
 def test_an_expired_shared_entry_is_a_miss_and_prune_removes_it(tmp_path: Path) -> None:
     now = [1000.0]
     cache = ResponseCache(tmp_path, ttl_s=60, clock=lambda: now[0])
     cache.put("ab" + "0" * 30, "chat", {"text": "x"})
-    (tmp_path / "ab" / ".tmp-left-by-a-kill").write_bytes(b"{")
+    now[0] += 30
+    cache.put("cd" + "0" * 30, "chat", {"text": "y"})
     assert cache.get("ab" + "0" * 30) is not None
-    now[0] += 61
-    assert cache.get("ab" + "0" * 30) is None
+    now[0] += 40
+    assert cache.get("ab" + "0" * 30) is None and cache.get("cd" + "0" * 30) is not None
     assert cache.stats().expired == 1
-    assert cache.prune() == 2 and cache.stats().entries == 0
+    cache.close()
+    assert cache.prune() == 1 and cache.stats().entries == 1
+    assert cache.get("cd" + "0" * 30) is not None
 
 
 async def test_the_key_hashes_the_body_as_sent_over_http(tmp_path: Path) -> None:
@@ -115,4 +148,4 @@ async def test_the_key_hashes_the_body_as_sent_over_http(tmp_path: Path) -> None
             )
     # a cap of 41 sends another body: another entry, another request
     assert [r.body["max_tokens"] for r in server.received] == [40, 41]
-    assert len(files(tmp_path)) == 2
+    assert entries(tmp_path) == 2
