@@ -224,3 +224,122 @@ def carrier_run(run_dir: Path) -> Path:
     counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
     write_manifest(run_dir, manifest.finish("completed", counts))
     return run_dir
+
+
+def toolout_run(run_dir: Path) -> Path:
+    """A toolout run written through the store: policy `model` on two cache models, one
+    transcript of two requests; request 1 has a rewrite miss and a gate decision."""
+    from pipeline import studies
+    from pipeline.store import write_batch
+    from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
+
+    definition = studies.definition("toolout")
+    layout = studies.layout(definition)
+    names = [n for n, _ in (*ROW_KEY, *ROW_OUTCOME)] + [c.name for c in definition.row_columns]
+    for n, (config, model, costs) in enumerate(
+        [("anthropic:c", "anthropic", (0.01, 0.02)), ("openai:g", "openai", (0.03, 0.04))]
+    ):
+        row_id = f"{config}/model/g0/r0/a0"
+        row: dict[str, object] = dict.fromkeys(names)
+        row.update(
+            run_id="run-t",
+            row_id=row_id,
+            config_id=config,
+            model="m",
+            arm="model",
+            execution_group=0,
+            repeat=0,
+            attempt=0,
+            schedule_position=0,
+            seed=1,
+            simulated=False,
+            valid=True,
+            retryable=False,
+            requests=0,
+            cache_model=model,
+            live=False,
+            transcripts=1,
+            replayed_requests=2,
+        )
+        head = {"run_id": "run-t", "row_id": row_id, "transcript_id": "swe-agent/demo"}
+        turn = {**head, "corpus": "swe-agent", "time_assumed": False, "output_tokens": 5}
+        turns = [
+            {
+                **turn,
+                "request_index": 0,
+                "time_s": 0.0,
+                "input_tokens": 100,
+                "cached_tokens": 0,
+                "written_tokens": 0,
+                "uncached_tokens": 100,
+                "miss_cold_start_tokens": 100,
+                "cost_usd": costs[0],
+            },
+            {
+                **turn,
+                "request_index": 1,
+                "time_s": 30.0,
+                "input_tokens": 200,
+                "cached_tokens": 60,
+                "written_tokens": 0,
+                "uncached_tokens": 140,
+                "miss_rewrite_tokens": 40,
+                "miss_cold_start_tokens": 100,
+                "cost_usd": costs[1],
+            },
+        ]
+        decisions = [
+            {
+                **head,
+                "output_index": 0,
+                "request_index": 1,
+                "tool_name": "bash",
+                "mode": "keyword",
+                "reason": "transformed",
+                "detail": "rules[0] *",
+                "original_bytes": 900,
+                "shown_bytes": 120,
+                "gate_approved": True,
+                "gate_reason": "approved",
+                "gate_assumed_requests": 6.0,
+                "later_requests": 0,
+                "gate_net_usd": 0.5,
+                "gate_would_flip": True,
+                "gate_regret_usd": 0.25,
+            },
+        ]
+        sessions = [
+            {
+                **head,
+                "corpus": "swe-agent",
+                "requests": 2,
+                "tool_outputs": 1,
+                "input_tokens": 300,
+                "cached_tokens": 60,
+                "cost_usd": sum(costs),
+                "bytes_removed": 780,
+                "outputs_compacted": 1,
+            }
+        ]
+        children = {
+            "turns": full(layout, "turns", turns),
+            "decisions": full(layout, "decisions", decisions),
+            "sessions": full(layout, "sessions", sessions),
+        }
+        write_batch(run_dir, part_name=f"p{n}", rows=[row], children=children, layout=layout)
+    _plan_from_rows(run_dir, "toolout")
+    from pipeline.store.reader import read_plan
+
+    plan = read_plan(run_dir)
+    assert plan is not None
+    manifest = Manifest(
+        run_id="run-t",
+        config={"repeats": 1},
+        config_fingerprint="0" * 64,
+        started_at="2026-12-02T00:00:00Z",
+        study="toolout",
+        status="completed",
+    )
+    counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
+    write_manifest(run_dir, manifest.finish("completed", counts))
+    return run_dir
