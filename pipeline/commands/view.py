@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,7 @@ async def serve(runs: list[Run], port: int) -> None:
 
     from pipeline.view import HOST, build_app
 
+    stopped = _stop_on_signals()  # before the URL is printed: a signal right after it counts
     runner = web.AppRunner(build_app(runs), access_log=None)
     await runner.setup()
     try:
@@ -58,9 +60,20 @@ async def serve(runs: list[Run], port: int) -> None:
             ) from None
         bound = runner.addresses[0][1]
         print(f"viewing {len(runs)} run(s) at http://{HOST}:{bound}/ (Ctrl-C stops)", flush=True)
-        await asyncio.Event().wait()
+        await stopped.wait()
     finally:
         await runner.cleanup()
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by Ctrl-C (SIGINT) or SIGTERM, even where the shell started us with SIGINT
+    ignored (a background job); the caller then cleans the server up."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # Windows: KeyboardInterrupt instead
+            loop.add_signal_handler(signum, stop.set)
+    return stop
 
 
 def main(argv: list[str]) -> int:
@@ -79,4 +92,5 @@ def main(argv: list[str]) -> int:
     runs = open_runs(args.run_dirs)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(runs, args.port))
+    print("viewer stopped", flush=True)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +161,20 @@ def test_view_export_command_writes_one_file_and_a_bad_dir_is_one_line(
 async def test_units_form_filters_by_any_column_named_in_it(client: TestClient) -> None:
     html = await text(client, "/run/0/units?col=part&val=visibility")
     assert "2 of 6 units match <code>part = visibility</code>" in html
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_view_prints_its_url_and_stops_cleanly_on_a_signal(traces_dir: Path, signum: int) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipeline", "view", str(traces_dir), "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    line = process.stdout.readline()
+    assert re.match(r"viewing 1 run\(s\) at http://127\.0\.0\.1:\d+/ \(Ctrl-C stops\)", line)
+    process.send_signal(signum)
+    assert process.wait(timeout=30) == 0
+    assert "viewer stopped" in process.stdout.read() and "Traceback" not in process.stderr.read()
