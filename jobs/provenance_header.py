@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs import io
+from jobs.requests_summary import request_lines
 
 SIMULATED_BANNER = (
     "SIMULATED — rows of this run come from simulated endpoints; no figure below describes "
@@ -193,4 +194,4 @@ def provenance_header(run_dir: Path, *, title: str, rows_simulated: bool) -> lis
     facts = provenance(
         manifest, plan_arms(run_dir), run_id=run_dir.name, rows_simulated=rows_simulated
     )
-    return header_lines(facts, title=title)
+    return [*header_lines(facts, title=title), *request_lines(run_dir)]

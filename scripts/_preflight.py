@@ -34,6 +34,7 @@ REQUIRED_MODULES = (
     "numpy",
     "scipy",
     "jinja2",
+    "orjson",
 )
 INSTALL = "with foldsweep installed (pip install -e .)"
 WHO = {"default": "the cluster's python", "explicit": "the --python interpreter"}

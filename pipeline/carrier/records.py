@@ -178,8 +178,6 @@ def lost_records(ctx: RowContext, arm: str, detail: str) -> UnitResult:
         grade=None,
         catch_up=False,
         error=TrajectoryError("worker_lost", True, detail),
-        requests=0,
-        cost_usd=0.0,
         schema_adapted=False,
     )
     return trajectory_records(ctx, result)

@@ -80,12 +80,8 @@ class TrajectoryResult:
     grade: Grade | None
     catch_up: bool
     error: TrajectoryError | None
-    requests: int
-    cost_usd: float
     schema_adapted: bool
-    simulated: bool = False
     recall_prompt_tokens_est: int = 0
-    recall_usage: tuple[int | None, int | None, int] = (None, None, 0)
 
 
 @dataclass(frozen=True)
@@ -119,11 +115,8 @@ class _Run:
         self.text = ""  # the model-written part of the carrier
         self.ledger = ledger_mod.Ledger()
         self.folds: list[FoldRecord] = []
-        self.requests = 0
-        self.cost = 0.0
         self.catch_up = False
         self.schema_adapted = False
-        self.simulated = False
         schema = self.arm.schema
         self.schema_quarters = estimate_quarters(str(dict(schema.schema))) if schema else 0
 
@@ -146,11 +139,8 @@ class _Run:
             schema=arm.schema,
             purpose="fold",
         )
-        self.requests += 1
         response = await client.complete(request)
-        self.cost += response.cost_usd
         self.schema_adapted = self.schema_adapted or response.schema_adapted
-        self.simulated = self.simulated or response.simulated
         outcome = carrier_from_reply(arm, response)
         clipped = False
         if outcome.usable:
@@ -209,7 +199,6 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
     error: TrajectoryError | None = None
     answer: str | None = None
     recall_est = 0
-    recall_usage: tuple[int | None, int | None, int] = (None, None, 0)
     try:
         for fold_index, chunk in enumerate(inputs.chunks):
             pending.append(chunk)
@@ -225,7 +214,6 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
             ChatMessage("user", recall_message(run.carrier(), labels)),
         )
         recall_est = _request_tokens(messages)
-        run.requests += 1
         response = await client.complete(
             ChatRequest(
                 messages=messages,
@@ -235,10 +223,6 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
                 purpose="recall",
             )
         )
-        run.cost += response.cost_usd
-        run.simulated = run.simulated or response.simulated
-        usage = response.usage
-        recall_usage = (usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens)
         answer = "" if response.refusal else response.text
     except InfrastructureFault as exc:
         error = TrajectoryError(exc.kind, True, str(exc))
@@ -256,10 +240,6 @@ async def run_trajectory(client: ChatClient, inputs: TrajectoryInputs) -> Trajec
         grade=result_grade,
         catch_up=run.catch_up,
         error=error,
-        requests=run.requests,
-        cost_usd=run.cost,
         schema_adapted=run.schema_adapted,
-        simulated=run.simulated,
         recall_prompt_tokens_est=recall_est,
-        recall_usage=recall_usage,
     )

@@ -67,12 +67,14 @@ def endpoint_identity(endpoint: EndpointConfig, served_by: str | None = None) ->
 
 
 def cache_key(identity: bytes, kind: bytes, payload: bytes, repeat: int, position: int) -> str:
-    """BLAKE2b-128 of the identity, the request kind, the body as sent, repeat and position."""
-    digest = hashlib.blake2b(identity, digest_size=16)
+    """SHA-256 (first 128 bits) of the identity, the request kind, the body as sent, repeat and
+    position. SHA-256 because CPUs of this kind hash it in hardware: it measured as fast as
+    SHA-1 and faster than BLAKE2b here, on bytes the client serialised once anyway."""
+    digest = hashlib.sha256(identity)
     digest.update(b"\0" + kind + b"\0")
     digest.update(payload)
     digest.update(b"\0%d:%d" % (repeat, position))
-    return digest.hexdigest()
+    return digest.hexdigest()[:32]
 
 
 @dataclass(frozen=True)

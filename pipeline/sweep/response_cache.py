@@ -25,7 +25,6 @@ use it import no pyarrow or Polars and stay small.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
@@ -35,6 +34,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import orjson
 
 MAGIC = b"FSC1"
 SEGMENT_GLOB = "seg-*.log"
@@ -119,7 +120,7 @@ class ResponseCache:
     # -- writing ----------------------------------------------------------------------------
     def put(self, key: str, kind: str, reply: dict[str, Any]) -> None:
         """Append one whole record to this process's segment, in one write."""
-        payload = json.dumps({"kind": kind, "reply": reply}, separators=(",", ":")).encode()
+        payload = orjson.dumps({"kind": kind, "reply": reply})
         created = self.clock()
         crc = zlib.crc32(payload)
         header = b"%s %s %.6f %d %08x\n" % (MAGIC, key.encode(), created, len(payload), crc)
@@ -244,8 +245,8 @@ def _read_at(where: _Where) -> bytes | None:
 
 def _entry(key: str, created: float, payload: bytes) -> CacheEntry | None:
     try:
-        data = json.loads(payload)
-    except ValueError:
+        data = orjson.loads(payload)
+    except orjson.JSONDecodeError:
         return None
     if not isinstance(data, dict):
         return None

@@ -12,7 +12,7 @@
 - analysis: every `analysis/*.parquet` (records sorted) and `analysis/*.json` (re-serialised
   with sorted keys; not `inputs.json`, the fingerprint of the parts the analysis read), and
   `report.md` with lines that name a path, a run id, a timestamp, the git sha or the package
-  versions removed. PNGs are not
+  versions removed, and the Requests section's latency cells. PNGs are not
   compared (renderer- and font-dependent bytes).
 
 Floats are written by `json` (shortest round-trip repr): exact equality, no tolerance.
@@ -111,7 +111,19 @@ def _json_text(path: Path) -> str:
 
 def report_lines(text: str) -> str:
     kept = [line for line in text.splitlines() if not VOLATILE_REPORT_LINE.search(line)]
-    return "\n".join(kept) + "\n"
+    return "\n".join(_without_latency(kept)) + "\n"
+
+
+def _without_latency(lines: list[str]) -> list[str]:
+    """The Requests section's rows lose their two latency cells (wall-clock seconds)."""
+    out, inside = [], False
+    for line in lines:
+        if line.startswith("## "):
+            inside = line == "## Requests"
+        if inside and line.startswith("| ") and not line.startswith("| configuration"):
+            line = "|".join(line.split("|")[:-3]) + "|"
+        out.append(line)
+    return out
 
 
 def sim_counters(run_dir: Path) -> str:
