@@ -103,6 +103,8 @@ def decoding_table(compressions: pl.DataFrame) -> pl.DataFrame:
             _values("thinking_state"),
             _values("decoding_problem"),
             _values("finish_reason"),
+            _values("token_counter"),
+            _values("token_null_reason"),
             pl.col("repeat_identical").is_not_null().sum().cast(pl.Int64).alias("repeat_checked"),
             pl.col("repeat_identical").sum().cast(pl.Int64).alias("repeat_identical"),
         )

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from jobs.small_sample import SMALL_SAMPLE_MARK
 from jobs.traces.compression import ALL_BANDS
-from jobs.traces.matrix import SHIPPED
+from jobs.traces.matrix import SHIPPED, USER
 from pipeline.traces.visibility.shapes import STRUCTURES
 
 PANELS_PER_ROW = 3  # a 20-configuration panel stays readable: 7 rows of 3
@@ -89,8 +89,8 @@ def frontier(table: pl.DataFrame) -> Figure:
 
 
 def _label(row: dict[str, object]) -> str:
-    if row["source"] == SHIPPED:
-        return f"{row['template']} (shipped)"
+    if row["source"] in (SHIPPED, USER):
+        return f"{row['template']} ({row['source']})"
     return f"{row['config_id']} [{row['renderer']}]: {row['template']}"
 
 

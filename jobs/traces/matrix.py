@@ -2,9 +2,17 @@
 renderers disagree.
 
 Decisions (docs/tables.md "Reasoning-trace study tables"):
-- The shipped templates are rendered here, offline, from the run's `chat_templates.json`
-  (`visibility.matrix`: every shape under every switch setting a template mentions), so the
-  matrix is a function of the run's recorded inputs, not of today's data/ folder.
+- The run's templates (shipped and the user's `study.templates`) are rendered here, offline,
+  from the run's `chat_templates.json` (`visibility.matrix`: every shape under every switch
+  setting a template tests), so the matrix is a function of the run's recorded inputs, not of
+  today's data/ folder. Every render goes through a `RenderSandbox` (bounded in time, memory
+  and output; docs/protocol.md "Reasoning traces: bounded renders"), after the file passed the
+  provenance lock (`tables.read_template_entries`).
+- `source` is `shipped` or `user` for the offline rows and `endpoint` for a configuration's
+  own template; `template_source` says where the text came from (`shipped`, `user`, `gguf`,
+  or `server` for the live server's own render).
+- `template_switch_classes` classes every template row once per switch setting rendered
+  (the class per switch value); the endpoint's live renders have the default setting only.
 - An endpoint's own template is classed once per (configuration, renderer) from
   `template_probes`: the `jinja2-hf` rows (the offline renderer over the template text the
   server reads) and the `llama-server` rows (the server's own render) are classed separately,
@@ -26,27 +34,43 @@ import polars as pl
 
 from pipeline.traces.records import PROBE_COLUMNS
 from pipeline.traces.visibility import as_rows, classify, disagreements, matrix, prompt_agreement
+from pipeline.traces.visibility.classify import setting_rows
+from pipeline.traces.visibility.sandbox import RenderSandbox
 from pipeline.traces.visibility.shapes import STRUCTURES
 from pipeline.traces.visibility.visibility import RENDERER
 
 Record = Mapping[str, Any]
 SHIPPED = "shipped"
+USER = "user"
 ENDPOINT = "endpoint"
 _DTYPES = {"string": pl.String, "int64": pl.Int64, "int32": pl.Int32, "bool": pl.Boolean}
 PROBE_SCHEMA = {c.name: _DTYPES[c.type] for c in PROBE_COLUMNS}
 
 CLASS_SCHEMA = {
     "source": pl.String,
+    "template_source": pl.String,
     "config_id": pl.String,
     "renderer": pl.String,
     "template": pl.String,
     "visibility": pl.String,
+    "unrenderable_reason": pl.String,
     "dialects_read": pl.String,
     "tool_calls_dropped": pl.Boolean,
+    "switches_read": pl.String,
     "switch_effects": pl.String,
     "shapes_rendered": pl.Int64,
     "shapes_crashed": pl.Int64,
     "crash_errors": pl.String,
+}
+SWITCH_CLASS_SCHEMA = {
+    "source": pl.String,
+    "template_source": pl.String,
+    "config_id": pl.String,
+    "renderer": pl.String,
+    "template": pl.String,
+    "switches": pl.String,
+    "visibility": pl.String,
+    "unrenderable_reason": pl.String,
 }
 DISAGREEMENT_SCHEMA = {
     "config_id": pl.String,
@@ -82,10 +106,29 @@ CELL_SCHEMA = {
 }
 
 
-def shipped_matrix(templates: Mapping[str, str] | None) -> pl.DataFrame:
-    """The offline matrix of the shipped templates: every record of `visibility.matrix`."""
-    records = matrix(templates) if templates else []
+def shipped_matrix(entries: Mapping[str, Mapping[str, str] | str] | None) -> pl.DataFrame:
+    """The offline matrix of the run's templates (name -> {text, source}, or name -> text for
+    shipped ones), sandboxed."""
+    if not entries:
+        return pl.DataFrame([], schema=PROBE_SCHEMA)
+    templates = {n: e if isinstance(e, str) else e["text"] for n, e in entries.items()}
+    sources = {
+        n: SHIPPED if isinstance(e, str) else e.get("source", SHIPPED) for n, e in entries.items()
+    }
+    with RenderSandbox() as sandbox:
+        records = matrix(templates, renderer=sandbox, sources=sources)
     return pl.DataFrame(records, schema=PROBE_SCHEMA)
+
+
+def _offline_source(records: Sequence[Record]) -> str:
+    return str(records[0]["template_source"]) if records else SHIPPED
+
+
+def _by_template(records: Sequence[Record]) -> dict[str, list[Record]]:
+    found: dict[str, list[Record]] = {}
+    for record in records:
+        found.setdefault(str(record["template"]), []).append(record)
+    return found
 
 
 def _groups(probes: pl.DataFrame) -> list[tuple[str, str, list[dict[str, Any]]]]:
@@ -101,16 +144,62 @@ def _groups(probes: pl.DataFrame) -> list[tuple[str, str, list[dict[str, Any]]]]
 
 def template_classes(shipped: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
     """One row per shipped template, then one per (configuration, renderer) of the probes."""
-    rows = [
-        {"source": SHIPPED, "config_id": None, "renderer": RENDERER, **row}
-        for row in as_rows(classify(shipped.to_dicts()))
-    ]
+    offline = _by_template(shipped.to_dicts())
+    rows = []
+    for row in as_rows(classify(shipped.to_dicts())):
+        source = _offline_source(offline[str(row["template"])])
+        rows.append(
+            {
+                "source": source,
+                "template_source": source,
+                "config_id": None,
+                "renderer": RENDERER,
+                **row,
+            }
+        )
     for config_id, renderer, records in _groups(probes):
+        mine = _by_template(records)
         rows += [
-            {"source": ENDPOINT, "config_id": config_id, "renderer": renderer, **row}
+            {
+                "source": ENDPOINT,
+                "template_source": _offline_source(mine[str(row["template"])]),
+                "config_id": config_id,
+                "renderer": renderer,
+                **row,
+            }
             for row in as_rows(classify(records))
         ]
     return pl.DataFrame(rows, schema=CLASS_SCHEMA)
+
+
+def switch_classes(shipped: pl.DataFrame, probes: pl.DataFrame) -> pl.DataFrame:
+    """The class of every template row per switch setting (`classify.setting_rows`)."""
+    rows: list[dict[str, Any]] = []
+    for _name, offline in sorted(_by_template(shipped.to_dicts()).items()):
+        source = _offline_source(offline)
+        rows += [
+            {
+                "source": source,
+                "template_source": source,
+                "config_id": None,
+                "renderer": RENDERER,
+                **row,
+            }
+            for row in setting_rows(offline)
+        ]
+    for config_id, renderer, records in _groups(probes):
+        for _name, mine in sorted(_by_template(records).items()):
+            rows += [
+                {
+                    "source": ENDPOINT,
+                    "template_source": _offline_source(mine),
+                    "config_id": config_id,
+                    "renderer": renderer,
+                    **row,
+                }
+                for row in setting_rows(mine)
+            ]
+    return pl.DataFrame(rows, schema=SWITCH_CLASS_SCHEMA)
 
 
 def render_disagreements(probes: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -167,7 +256,7 @@ def visibility_cells(
         by_template.setdefault(str(record["template"]), []).append(record)
     for name, records in sorted(by_template.items()):
         key: dict[str, object] = {
-            "source": SHIPPED,
+            "source": _offline_source(records),
             "config_id": None,
             "renderer": RENDERER,
             "template": name,

@@ -48,12 +48,7 @@ def _items(items: tuple[pl.DataFrame, pl.DataFrame] | None) -> list[str]:
     lines += table(
         counts, [("band", "band", None), ("available", "available", None), ("taken", "taken", None)]
     )
-    empty = counts.filter(pl.col("available") == 0)["band"].to_list()
-    if empty:
-        lines += [
-            "",
-            f"No real trace falls in {', '.join(empty)}: only synthetic traces stand there.",
-        ]
+    lines += _empty_bands(frame, counts)
     synthetic = frame.filter(pl.col("synthetic"))
     if synthetic.height:
         lines += [
@@ -69,6 +64,27 @@ def _items(items: tuple[pl.DataFrame, pl.DataFrame] | None) -> list[str]:
     else:
         lines += ["", "No item is synthetic: every trace is real."]
     return [*lines, ""]
+
+
+def _empty_bands(frame: pl.DataFrame, counts: pl.DataFrame) -> list[str]:
+    """Bands without a real trace: say what stands there (synthetic traces, or nothing)."""
+    empty = counts.filter(pl.col("available") == 0)["band"].to_list()
+    with_synthetic = set(frame.filter(pl.col("synthetic"))["band"].to_list())
+    covered = [b for b in empty if b in with_synthetic]
+    bare = [b for b in empty if b not in with_synthetic]
+    lines = []
+    if covered:
+        lines += [
+            "",
+            f"No real trace falls in {', '.join(covered)}: only synthetic traces stand there.",
+        ]
+    if bare:
+        lines += [
+            "",
+            f"No real trace falls in {', '.join(bare)}, and no synthetic trace was generated "
+            "for it (study.compression.synthetic_per_band): that band is empty in this run.",
+        ]
+    return lines
 
 
 def _bands(table_: pl.DataFrame) -> list[str]:
@@ -88,6 +104,7 @@ def _bands(table_: pl.DataFrame) -> list[str]:
             ("band", "band", None),
             ("n", "n", None),
             ("median ratio", "median_compression_chars", ratio),
+            ("median token ratio", "median_compression_tokens", ratio),
             ("median retention", "median_retention", pct),
             *kinds,
             ("median precision", "median_precision", pct),
@@ -181,6 +198,28 @@ def _decoding(decoding: pl.DataFrame) -> list[str]:
     return [*lines, ""]
 
 
+def _token_note(decoding: pl.DataFrame) -> list[str]:
+    """Where token ratios were counted, and why they are null elsewhere."""
+    if decoding.height == 0 or "token_counter" not in decoding.columns:
+        return []
+    per_config = (
+        decoding.group_by("config_id")
+        .agg(
+            pl.col("token_counter").filter(pl.col("token_counter") != "").first(),
+            pl.col("token_null_reason").filter(pl.col("token_null_reason") != "").first(),
+        )
+        .sort("config_id")
+    )
+    lines = ["### Token ratios", ""]
+    for row in per_config.iter_rows(named=True):
+        if row["token_counter"]:
+            lines.append(f"- {row['config_id']}: counted with {row['token_counter']} (the "
+                         "served model's own vocabulary).")  # fmt: skip
+        else:
+            lines.append(f"- {row['config_id']}: null, because {row['token_null_reason']}.")
+    return [*lines, ""]
+
+
 def _tiny_models_note(table_: pl.DataFrame) -> list[str]:
     overall = table_.filter(pl.col("band") == ALL_BANDS)
     if overall.height == 0:
@@ -219,7 +258,9 @@ def part2(
     lines += _paired(pl.read_parquet(out / "compression_paired.parquet"))
     save_figure(frontier(bands), out / "frontier.png", simulated=simulated)
     lines += ["### The fidelity–compression frontier", "", "![frontier](frontier.png)", ""]
-    lines += _decoding(pl.read_parquet(out / "compression_decoding.parquet"))
+    decoding = pl.read_parquet(out / "compression_decoding.parquet")
+    lines += _decoding(decoding)
+    lines += _token_note(decoding)
     lines += _tiny_models_note(bands)
     return lines
 

@@ -12,7 +12,7 @@ from jobs.figures_common import save_figure
 from jobs.small_sample import MIN_CELL_N
 from jobs.traces.figures import visibility_heatmap
 from jobs.traces.markdown import cell, mark_small, pct, small_footnote, table
-from jobs.traces.matrix import SHIPPED
+from jobs.traces.matrix import SHIPPED, USER
 
 QWEN3, KIMI = "Qwen3", "Kimi-K2"
 RECITES_ALMOST_NOTHING = 0.2  # recited share of the secrets in the prompt: "almost nothing"
@@ -58,7 +58,11 @@ def _plain_statements(classes: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
         lines.append(f"- No shipped {' or '.join(missing)} template in this run's inputs.")
     dropped = classes.filter(pl.col("tool_calls_dropped"))
     for row in dropped.iter_rows(named=True):
-        where = "shipped" if row["source"] == SHIPPED else f"{row['config_id']} [{row['renderer']}]"
+        where = (
+            str(row["source"])
+            if row["source"] in (SHIPPED, USER)
+            else f"{row['config_id']} [{row['renderer']}]"
+        )
         lines.append(
             f"- **`{row['template']}` ({where}) drops tool calls altogether**: no tool call's "
             f"argument reached any rendered prompt, while its reasoning class is "
@@ -67,7 +71,11 @@ def _plain_statements(classes: pl.DataFrame, cells: pl.DataFrame) -> list[str]:
     crashed = classes.filter(pl.col("shapes_crashed") > 0)
     by_failure: dict[tuple[str, int, int, str], list[str]] = {}
     for row in crashed.iter_rows(named=True):
-        where = "shipped" if row["source"] == SHIPPED else f"{row['config_id']} [{row['renderer']}]"
+        where = (
+            str(row["source"])
+            if row["source"] in (SHIPPED, USER)
+            else f"{row['config_id']} [{row['renderer']}]"
+        )
         total = int(row["shapes_rendered"]) + int(row["shapes_crashed"])
         key = (str(row["template"]), int(row["shapes_crashed"]), total, str(row["crash_errors"]))
         by_failure.setdefault(key, []).append(where)
@@ -224,8 +232,11 @@ def part1(out: Path, *, simulated: bool) -> list[str]:
             ("configuration", "config_id", None),
             ("renderer", "renderer", None),
             ("template", "template", None),
+            ("template source", "template_source", None),
             ("class", "visibility", lambda v: f"`{v}`"),
+            ("unrenderable because", "unrenderable_reason", None),
             ("dialects read", "dialects_read", None),
+            ("switches read", "switches_read", None),
             ("tool calls dropped", "tool_calls_dropped", lambda v: "**yes**" if v else "no"),
             ("switches that matter", "switch_effects", None),
             ("shapes rendered", "shapes_rendered", None),
@@ -243,4 +254,51 @@ def part1(out: Path, *, simulated: bool) -> list[str]:
     return lines
 
 
-__all__ = ["part1", "recital_summary"]
+def switch_section(out: Path) -> list[str]:
+    """The class of every template under every switch setting it tests (issue 21)."""
+    path = out / "template_switch_classes.parquet"
+    lines = ["### The class per thinking-switch setting", ""]
+    if not path.is_file():
+        return [*lines, "No switch table in this analysis.", ""]
+    rows = pl.read_parquet(path).with_columns(
+        pl.len().over("source", "config_id", "renderer", "template").alias("settings")
+    )  # `over` groups nulls together (a shipped row has no config_id), a join would not
+    switched = rows.filter(pl.col("settings") > 1)
+    many = set(switched["template"].to_list())
+    plain = sorted(set(rows["template"].to_list()) - many)
+    lines += [
+        "Switches are read from each template's syntax tree (`enable_thinking`, "
+        "`preserve_thinking`, `thinking`, `clear_thinking`, `reasoning_effort`, `keep_cot`, and "
+        "any other `{% if X %}` over a kwarg; pipeline/traces/visibility/reads.py); every setting "
+        "(unset included) is rendered offline. `(default)` passes nothing.",
+        "",
+    ]
+    if switched.height:
+        lines += table(
+            switched.with_columns(
+                pl.when(pl.col("switches") == "")
+                .then(pl.lit("(default)"))
+                .otherwise(pl.col("switches"))
+                .alias("setting")
+            ),
+            [
+                ("source", "source", None),
+                ("configuration", "config_id", None),
+                ("renderer", "renderer", None),
+                ("template", "template", None),
+                ("switch setting", "setting", None),
+                ("class", "visibility", lambda v: f"`{v}`"),
+                ("unrenderable because", "unrenderable_reason", None),
+            ],
+        )
+    if plain:
+        lines += [
+            "",
+            "Templates that test no switch (one setting): "
+            + ", ".join(f"`{t}`" for t in plain)
+            + ".",
+        ]
+    return [*lines, ""]
+
+
+__all__ = ["part1", "recital_summary", "switch_section"]

@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs import io
-from jobs.traces import compression, matrix, paired, recital
+from jobs.traces import compression, matrix, paired, recital, scan_report
 from jobs.traces.report import render_report
-from jobs.traces.tables import final_units, load, of_units, read_templates
+from jobs.traces.tables import final_units, load, of_units, read_template_entries
 from pipeline.config.schema import AnalysisConfig
 
 OUTPUTS = (
     "template_matrix",
     "template_classes",
+    "template_switch_classes",
     "template_cells",
     "render_disagreements",
     "render_agreement",
@@ -21,6 +22,8 @@ OUTPUTS = (
     "compression_pairs",
     "compression_paired",
     "compression_decoding",
+    "trace_scan",
+    "trace_scan_bands",
 )
 
 
@@ -31,14 +34,16 @@ def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
     probes = of_units(load(run_dir, "template_probes"), units)
     recitals = of_units(load(run_dir, "recitals"), units)
     compressions = of_units(load(run_dir, "compressions"), units)
-    shipped = matrix.shipped_matrix(read_templates(run_dir))
+    shipped = matrix.shipped_matrix(read_template_entries(run_dir))
     classes = matrix.template_classes(shipped, probes)
     differ, agree = matrix.render_disagreements(probes)
     pair_rows = paired.pairs(compressions)
+    scanned, scan_bands = scan_report.scan_tables(scan_report.read_scan(run_dir))
     boot = analysis.bootstrap
     tables = {
         "template_matrix": shipped,
         "template_classes": classes,
+        "template_switch_classes": matrix.switch_classes(shipped, probes),
         "template_cells": matrix.visibility_cells(shipped, probes, classes),
         "render_disagreements": differ,
         "render_agreement": agree,
@@ -49,6 +54,8 @@ def analyze(run_dir: Path, analysis: AnalysisConfig) -> Path:
             pair_rows, seed=boot.seed, resamples=boot.resamples
         ),
         "compression_decoding": compression.decoding_table(compressions),
+        "trace_scan": scanned,
+        "trace_scan_bands": scan_bands,
     }
     out = io.analysis_dir(run_dir)
     for name in OUTPUTS:

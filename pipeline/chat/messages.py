@@ -95,6 +95,22 @@ class TemplateRenderer(Protocol):
     async def apply_template(self, request: ChatRequest) -> str: ...
 
 
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Anything that can count the tokens of a text with the endpoint's own vocabulary.
+
+    Raises `RequestRejected(reason="no_tokenize")` when the server has no such route, and the
+    chat path's errors otherwise.
+    """
+
+    async def count_tokens(self, text: str) -> int: ...
+
+
+def counter_of(client: object) -> TokenCounter | None:
+    """`client` as a TokenCounter, or None when it cannot count tokens (as `renderer_of`)."""
+    return client if isinstance(client, TokenCounter) else None
+
+
 def renderer_of(client: object) -> TemplateRenderer | None:
     """`client` as a TemplateRenderer, or None when it cannot render templates.
 

@@ -15,7 +15,9 @@ Wire formats (response_format, reasoning, provider pin) are built in `pipeline.e
 It also implements pipeline.chat.messages.TemplateRenderer: `apply_template` POSTs the
 request's template-facing fields to `<server root>/apply-template` (pipeline.endpoints.template)
 through the same limiter, retry policy, timeouts and auth header. It takes a request slot and
-no tokens: the server renders the template and evaluates nothing.
+no tokens: the server renders the template and evaluates nothing. `count_tokens` (the
+TokenCounter capability) POSTs `{"content": text}` to `<server root>/tokenize`
+(pipeline.endpoints.tokenize) the same way.
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ from pipeline.endpoints.template import (
     server_root,
     template_body,
     template_status_error,
+)
+from pipeline.endpoints.tokenize import (
+    TOKENIZE_PATH,
+    parse_token_count,
+    tokenize_body,
+    tokenize_status_error,
 )
 from pipeline.endpoints.wire import (
     build_body,
@@ -223,6 +231,17 @@ class OpenAIChatClient:
         async def attempt() -> str:
             text = await self._exchange("POST", url, payload, 0, policy=template_status_error)
             return parse_prompt(text)
+
+        return await self._retry.call(attempt)
+
+    async def count_tokens(self, text: str) -> int:
+        """Tokens of `text` in the served vocabulary: POST `<server root>/tokenize`."""
+        payload = tokenize_body(text)
+        url = self._root + TOKENIZE_PATH
+
+        async def attempt() -> int:
+            text_ = await self._exchange("POST", url, payload, 0, policy=tokenize_status_error)
+            return parse_token_count(text_)
 
         return await self._retry.call(attempt)
 

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from pipeline.store.layout import Layout, UnknownTable
 from pipeline.store.parts import PLAN_FILE, TMP_PREFIX
-from pipeline.store.schemas import PLAN
+from pipeline.store.schemas import ADDED_LATER, PLAN
 from pipeline.usererror import UserError
 
 MANIFEST_FILE = "manifest.json"
@@ -45,6 +45,9 @@ def check_part(path: Path, schema: pa.Schema) -> int:
         found = meta.schema.to_arrow_schema()
     except (pa.ArrowException, OSError) as exc:
         raise corrupt_part_error(path, f"unreadable Parquet footer ({exc})") from None
+    absent = set(schema.names) - set(found.names)
+    if absent and absent <= ADDED_LATER.get(path.parent.name, frozenset()):
+        schema = pa.schema([f for f in schema if f.name not in absent])  # an older part
     if found.names != schema.names or found.types != schema.types:
         raise corrupt_part_error(path, "its columns do not match the table schema")
     return int(meta.num_rows)
@@ -72,7 +75,10 @@ def scan(run_dir: Path, table: str, layout: Layout) -> pl.LazyFrame:
         empty = pl.from_arrow(schema.empty_table())
         assert isinstance(empty, pl.DataFrame)
         return empty.lazy()
-    return pl.scan_parquet([str(p) for p in paths])
+    # an older part lacks the columns added since (ADDED_LATER): they read as nulls
+    empty = pl.from_arrow(schema.empty_table())
+    assert isinstance(empty, pl.DataFrame)
+    return pl.scan_parquet([str(p) for p in paths], schema=empty.schema, missing_columns="insert")
 
 
 def read_plan(run_dir: Path) -> pa.Table | None:

@@ -68,6 +68,10 @@ ROW_OUTCOME = [
 """The rows table's shared outcome columns (the UnitOutcome and the request boundary's bill);
 the study's own columns follow."""
 
+ADDED_LATER: dict[str, frozenset[str]] = {"rows": frozenset({"spent_usd", "cache_hits"})}
+"""Columns an earlier foldsweep did not write (issue 18): a part without them is read with
+nulls there, so a run directory from before still reads, analyzes and resumes."""
+
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
     "int32": pa.int32(),

@@ -37,6 +37,7 @@ from pipeline.traces.config import CompressionConfig, traces_config
 from pipeline.traces.recital import EndpointTemplate
 from pipeline.traces.records import ROW_COLUMNS, TABLES
 from pipeline.traces.runner import VISIBILITY
+from pipeline.traces.scan import ScanResult, scan
 from pipeline.traces.study import TracesStudy
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -45,6 +46,41 @@ TEMPLATE_DIR = DATA_DIR / "chat-templates"
 
 def shipped_templates() -> dict[str, str]:
     return {p.stem: p.read_text(encoding="utf-8") for p in sorted(TEMPLATE_DIR.glob("*.jinja"))}
+
+
+def read_template(path: Path, what: str) -> str:
+    """A template file's text; a missing or non-UTF-8 file is one line naming it."""
+    if not path.is_file():
+        raise ConfigError(f"{what}: {path} is not a file")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what}: {path} is not UTF-8 text (byte {exc.start})") from None
+
+
+def user_templates(paths: tuple[str, ...]) -> dict[str, str]:
+    """`study.templates`: each file's text under its stem; a clash with another name is refused."""
+    found: dict[str, str] = {}
+    for raw in paths:
+        path = Path(raw)
+        name = path.stem
+        if name in found:
+            raise ConfigError(f"study.templates: two files are named {name!r}; rename one")
+        found[name] = read_template(path, "study.templates")
+    return found
+
+
+def all_templates(cfg_templates: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str]]:
+    """The offline matrix's templates (shipped and the user's) and each one's source label."""
+    shipped = shipped_templates()
+    user = user_templates(cfg_templates)
+    clash = sorted(set(user) & set(shipped))
+    if clash:
+        raise ConfigError(
+            f"study.templates: {clash[0]!r} is the name of a shipped template; rename the file"
+        )
+    sources = {**{n: "shipped" for n in shipped}, **{n: "user" for n in user}}
+    return {**shipped, **user}, sources
 
 
 def _arms(names: tuple[str, ...]) -> dict[str, Arm]:
@@ -69,12 +105,17 @@ def _origins(sources: Path) -> dict[str, str]:
 
 
 def _real_items(cfg: CompressionConfig) -> list[TraceItem]:
+    return dedupe(_all_real_items(cfg))[0]
+
+
+def _all_real_items(cfg: CompressionConfig) -> list[TraceItem]:
+    """Every real trace (the user's JSONL, else the shipped corpus), repeats kept."""
     edges = cfg.band_edges
     if cfg.user_jsonl is not None:
         path = Path(cfg.user_jsonl)
         if not path.is_file():
             raise ConfigError(f"study.compression.user_jsonl {path} is not a file")
-        return from_jsonl(path.read_text(encoding="utf-8"), str(path), edges)
+        return from_jsonl(path.read_bytes(), str(path), edges)
     items: list[TraceItem] = []
     transcripts = DATA_DIR / "transcripts"
     origins = _origins(transcripts / "SOURCES.json")
@@ -97,17 +138,20 @@ def _real_items(cfg: CompressionConfig) -> list[TraceItem]:
         rel = f"reasoning-fixtures/{path.name}"
         parsed = json.loads(path.read_text(encoding="utf-8"))
         items += load_real(parsed, rel, fixture_origins.get(path.name, ""), edges)
-    return dedupe(items)[0]
+    return items
 
 
-def read_items(cfg: CompressionConfig) -> tuple[list[TraceItem], Any]:
-    """The sampled real traces plus the synthetic ones, and the real sample's band counts."""
-    sample = stratified_sample(_real_items(cfg), cfg.real_per_band, cfg.seed, cfg.band_edges)
+def read_items(cfg: CompressionConfig) -> tuple[list[TraceItem], Any, ScanResult]:
+    """The sampled real traces plus the synthetic ones, the real sample's band counts, and the
+    scan of every real trace (the report's bloat scan)."""
+    real = _all_real_items(cfg)
+    scanned = scan(real, cfg.band_edges)
+    sample = stratified_sample(dedupe(real)[0], cfg.real_per_band, cfg.seed, cfg.band_edges)
     lengths = band_lengths(cfg.seed, cfg.synthetic_per_band, cfg.band_edges, cfg.longest_chars)
     synthetic = [
         generate(cfg.seed + i, n, edges=cfg.band_edges).item for i, n in enumerate(lengths)
     ]
-    return [*sample.items, *synthetic], sample.counts
+    return [*sample.items, *synthetic], sample.counts, scanned
 
 
 def endpoint_template(endpoint: EndpointConfig) -> EndpointTemplate | None:
@@ -121,11 +165,12 @@ def endpoint_template(endpoint: EndpointConfig) -> EndpointTemplate | None:
         return None
     path = template_path(spec)
     if path is not None:
-        return EndpointTemplate(path.stem, path.read_text(encoding="utf-8"))
+        source = "shipped" if path.resolve().parent == TEMPLATE_DIR else "user"
+        return EndpointTemplate(path.stem, read_template(path, "local.chat_template_file"), source)
     weights = locate_weights(spec.source)
     with weights.open("rb") as handle:
         text = chat_template(handle)
-    return EndpointTemplate(f"gguf:{weights.stem}", text) if text else None
+    return EndpointTemplate(f"gguf:{weights.stem}", text, "gguf") if text else None
 
 
 @dataclass(frozen=True)
@@ -136,13 +181,16 @@ class TracesDefinition:
 
     def configure(self, node: Mapping[str, Any]) -> TracesStudy:
         cfg = traces_config(node)
-        items, counts = read_items(cfg.compression)
+        items, counts, scanned = read_items(cfg.compression)
+        templates, sources = all_templates(cfg.templates)
         return TracesStudy(
             config=cfg,
             compression_arms=_arms(cfg.arms),
             items=tuple(items),
             band_counts=tuple(counts),
-            templates=shipped_templates(),
+            templates=templates,
+            template_sources=sources,
+            scan=scanned,
             template_loader=endpoint_template,
         )
 

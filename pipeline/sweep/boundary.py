@@ -24,7 +24,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, Usage, renderer_of
+from pipeline.chat.messages import (
+    ChatClient,
+    ChatRequest,
+    ChatResponse,
+    Usage,
+    counter_of,
+    renderer_of,
+)
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.client import EncodedRequest, estimate_tokens
 from pipeline.endpoints.template import template_body
@@ -93,6 +100,7 @@ class RequestBoundary:
     """One attempt's client: cap, cache, budget, bill and record (see the module doc)."""
 
     apply_template: TemplateCall  # set per instance, only when the inner client renders
+    count_tokens: Callable[[str], Awaitable[int]]  # only when the inner client counts tokens
 
     def __init__(
         self,
@@ -111,6 +119,8 @@ class RequestBoundary:
         self._encoding = isinstance(inner, EncodingClient)
         if renderer_of(inner) is not None:
             self.apply_template = self._template
+        if counter_of(inner) is not None:
+            self.count_tokens = self._tokens
 
     # -- chat -------------------------------------------------------------------------------
     async def complete(self, request: ChatRequest) -> ChatResponse:
@@ -183,6 +193,24 @@ class RequestBoundary:
             ctx.gate.settle(reserved, 0.0)
         self._rendered(slot, hit=False, latency=time.perf_counter() - started)
         return str(prompt)
+
+    # -- token counts (llama-server /tokenize; issue 21) ------------------------------------
+    async def _tokens(self, text: str) -> int:
+        """A token count is a request like a rendering: admitted, counted, recorded; free."""
+        counter = counter_of(self.inner)
+        assert counter is not None  # only installed when the inner client counts tokens
+        slot = self._slot("tokenize", "tokenize", text.encode("utf-8"))
+        reserved = await self._admit(None)
+        started = time.perf_counter()
+        try:
+            tokens = await counter.count_tokens(text)
+        except BaseException as exc:
+            self._failed(slot, exc, started, reserved)
+            raise
+        if self.context.gate is not None:
+            self.context.gate.settle(reserved, 0.0)
+        self._rendered(slot, hit=False, latency=time.perf_counter() - started)
+        return tokens
 
     # -- counting ---------------------------------------------------------------------------
     def _slot(self, purpose: str, kind: str, payload: bytes) -> _Slot:
@@ -286,7 +314,7 @@ class RequestBoundary:
 
 class _Slot(NamedTuple):
     purpose: str
-    kind: str  # chat | template
+    kind: str  # chat | template | tokenize
     position: int
     key: str  # "" without a cache
 

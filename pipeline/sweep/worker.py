@@ -22,7 +22,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, renderer_of
+from pipeline.chat.messages import (
+    ChatClient,
+    ChatRequest,
+    ChatResponse,
+    counter_of,
+    renderer_of,
+)
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
@@ -62,6 +68,7 @@ def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
 
 
 TemplateCall = Callable[[ChatRequest], Awaitable[str]]
+TokenCall = Callable[[str], Awaitable[int]]
 
 
 class CappedClient:
@@ -74,6 +81,7 @@ class CappedClient:
     """
 
     apply_template: TemplateCall  # set per instance, only when the inner client renders
+    count_tokens: TokenCall  # set per instance, only when the inner client counts tokens
 
     def __init__(self, inner: ChatClient, max_output_tokens: int | None = None) -> None:
         self.inner = inner
@@ -81,6 +89,9 @@ class CappedClient:
         renderer = renderer_of(inner)
         if renderer is not None:
             self.apply_template = renderer.apply_template
+        counter = counter_of(inner)
+        if counter is not None:
+            self.count_tokens = counter.count_tokens
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         cap = self.max_output_tokens

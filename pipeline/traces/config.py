@@ -71,6 +71,7 @@ class TracesConfig:
     arms: tuple[str, ...] = ()  # `visibility` and conf/traces/arms/ names; () = every one
     recital: RecitalConfig = field(default_factory=RecitalConfig)
     compression: CompressionConfig = field(default_factory=CompressionConfig)
+    templates: tuple[str, ...] = ()  # a user's own template files, classed offline beside ours
 
 
 def traces_config(node: Mapping[str, Any]) -> TracesConfig:

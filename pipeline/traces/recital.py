@@ -13,6 +13,11 @@ join away. Then the recital shapes go to the model itself. Decisions (docs/proto
   hyphen optional (`ZQX-8842`, `zqx 8842`, `ZQX8842`): tiny models garble punctuation, and a
   token the model never saw cannot be guessed.
 - A server without a renderer (hosted endpoints) gives no live renders; recitals still run.
+- The offline renders go through the injected `Renderer` (the runner passes a
+  `sandbox.RenderSandbox`): a template that recurses, loops or grows without bound becomes a
+  recorded render error (`render_limit`), never a crashed unit. They cover every switch
+  setting the template tests (offline renders are cheap); the live renders and the recitals
+  use the default setting only, so live requests do not multiply with switches.
 - A rejected recital request is recorded with its reason (the template may crash on a shape,
   which is an outcome, not a failure); an infrastructure fault ends the unit and is retried.
 Pure apart from the ChatClient it is handed.
@@ -27,7 +32,9 @@ from dataclasses import dataclass
 from pipeline.chat.errors import RequestRejected
 from pipeline.chat.messages import ChatClient, ChatRequest, renderer_of
 from pipeline.study import Record
+from pipeline.traces.visibility.reads import switch_settings
 from pipeline.traces.visibility.render import Rendered, render
+from pipeline.traces.visibility.sandbox import Renderer
 from pipeline.traces.visibility.shapes import Shape, all_shapes
 from pipeline.traces.visibility.visibility import records_for, shape_body
 
@@ -41,6 +48,7 @@ class EndpointTemplate:
 
     name: str
     text: str
+    source: str = "user"  # shipped | user | gguf (visibility.template_source)
 
 
 @dataclass
@@ -90,17 +98,29 @@ async def run_visibility(
     *,
     max_tokens: int,
     seed: int,
+    renderer: Renderer = render,
 ) -> VisibilityOutcome:
     out = VisibilityOutcome([], [])
     offline_prompts: dict[str, str | None] = {}
     live_prompts: dict[str, str | None] = {}
+    settings = switch_settings(template.text) if template is not None else ({},)
     for shape in all_shapes():
         body = shape_body(shape)
-        if template is not None:
-            offline = render(template.text, body["messages"], tools=body.get("tools"))
-            offline_prompts[shape.name] = offline.prompt
+        for switches in settings if template is not None else ():
+            assert template is not None
+            offline = renderer(
+                template.text, body["messages"], tools=body.get("tools"), extra=switches
+            )
+            if not switches:
+                offline_prompts[shape.name] = offline.prompt
             out.probes += records_for(
-                template.name, template.text, shape, switches={}, body=body, outcome=offline
+                template.name,
+                template.text,
+                shape,
+                switches=switches,
+                body=body,
+                outcome=offline,
+                source=template.source,
             )
         live = await _live_render(client, shape)
         if live is None:
@@ -112,7 +132,14 @@ async def run_visibility(
             out.renders_identical += live.ok and live.prompt == offline_prompts[shape.name]
         name, text = (template.name, template.text) if template else ("server", "")
         out.probes += records_for(
-            name, text, shape, switches={}, body=body, outcome=live, renderer=LIVE_RENDERER
+            name,
+            text,
+            shape,
+            switches={},
+            body=body,
+            outcome=live,
+            renderer=LIVE_RENDERER,
+            source="server",
         )
     for shape in recital_shapes:
         out.requests += 1

@@ -28,9 +28,10 @@ ROW_COLUMNS: tuple[Column, ...] = (
 )
 
 _STR = (
-    "renderer", "template", "template_sha256", "shape", "structure", "dialect", "content_form",
-    "args_form", "question_in", "switches", "enable_thinking", "preserve_thinking",
-    "error_type", "error_message", "prompt_sha256", "secret", "secret_field", "wire_field",
+    "renderer", "template", "template_sha256", "template_source", "shape", "structure",
+    "dialect", "content_form", "args_form", "question_in", "switches", "enable_thinking",
+    "preserve_thinking", "error_type", "error_message", "render_limit", "prompt_sha256",
+    "secret", "secret_field", "wire_field",
 )  # fmt: skip
 _INT = ("template_chars", "prompt_chars", "secret_message_index")
 _BOOL = (
@@ -87,6 +88,8 @@ COMPRESSION_COLUMNS = (
     Column("trace_tokens", "int64"),
     Column("summary_tokens", "int64"),
     Column("compression_tokens", "float64"),
+    Column("token_counter", "string"),  # "llama-server /tokenize" when counted, else null
+    Column("token_null_reason", "string"),  # why the token columns are null
     Column("summary_sha256", "string"),
     *(
         Column(f"{name}_{kind}", "int64" if name in _PER_KIND else "float64")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from pipeline.chat.errors import EndpointError, InfrastructureFault
-from pipeline.chat.messages import ChatClient
+from pipeline.chat.messages import ChatClient, counter_of
 from pipeline.config.schema import EndpointConfig
 from pipeline.study import UnitContext, UnitOutcome, UnitResult, UnitSpec
 from pipeline.traces.compression.arms import Arm
@@ -13,7 +13,8 @@ from pipeline.traces.compression.items import TraceItem
 from pipeline.traces.config import TracesConfig
 from pipeline.traces.recital import EndpointTemplate, recital_shapes, run_visibility
 from pipeline.traces.records import ROW_COLUMNS
-from pipeline.traces.summarise import run_compression
+from pipeline.traces.summarise import NOT_LOCAL, run_compression
+from pipeline.traces.visibility.sandbox import RenderSandbox
 
 VISIBILITY = "visibility"
 TemplateLoader = Callable[[EndpointConfig], EndpointTemplate | None]
@@ -64,9 +65,15 @@ class TracesRunner:
         recital = self.config.recital
         template = self.template()
         shapes = recital_shapes(recital.dialects, recital.content_forms, recital.args_forms)
-        out = await run_visibility(
-            client, template, shapes, max_tokens=recital.max_tokens, seed=context.seed
-        )
+        with RenderSandbox() as sandbox:  # a user's template is code: bounded renders
+            out = await run_visibility(
+                client,
+                template,
+                shapes,
+                max_tokens=recital.max_tokens,
+                seed=context.seed,
+                renderer=sandbox,
+            )
         row = {
             **empty_row(),
             "part": "visibility",
@@ -84,12 +91,16 @@ class TracesRunner:
 
     async def _compression(self, arm_name: str, client: ChatClient) -> UnitResult:
         compression = self.config.compression
+        local = self.endpoint.local is not None
+        counter = counter_of(client) if local else None
         out = await run_compression(
             client,
             self.arms[arm_name],
             self.items,
             repeat_check=compression.repeat_check,
             thinking_in_request=compression.thinking_off == "chat_template_kwargs",
+            counter=counter,
+            no_counter_reason=NOT_LOCAL if not local else "the client cannot count tokens",
         )
         row = {
             **empty_row(),

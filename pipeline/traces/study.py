@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 
 from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
@@ -25,8 +25,10 @@ from pipeline.traces.compression.bands import BandCount
 from pipeline.traces.compression.items import TraceItem
 from pipeline.traces.config import TracesConfig
 from pipeline.traces.runner import VISIBILITY, TemplateLoader, TracesRunner, empty_row
+from pipeline.traces.scan import ScanResult
 
 ITEMS_FILE = "trace_items.json"
+SCAN_FILE = "trace_scan.json"
 TEMPLATES_FILE = "chat_templates.json"
 PROMPT_OVERHEAD_TOKENS = 600  # the summariser prompt around the trace, and its reply margin
 
@@ -41,8 +43,10 @@ class TracesStudy:
     compression_arms: Mapping[str, Arm]
     items: tuple[TraceItem, ...]
     band_counts: tuple[BandCount, ...]
-    templates: Mapping[str, str]  # shipped templates for the offline matrix: name -> text
+    templates: Mapping[str, str]  # the offline matrix's templates: name -> text
     template_loader: TemplateLoader
+    template_sources: Mapping[str, str] = field(default_factory=dict)  # name -> shipped | user
+    scan: ScanResult | None = None  # the bloat scan of every real trace (SCAN_FILE)
 
     name = "traces"
     default_panel = "local"
@@ -66,16 +70,30 @@ class TracesStudy:
             }
             for i in self.items
         ]
-        counts = [{"band": c.band, "available": c.available, "taken": c.taken}
-                  for c in self.band_counts]  # fmt: skip
+        counts = [
+            {"band": c.band, "available": c.available, "taken": c.taken} for c in self.band_counts
+        ]
         templates = {
-            name: {"sha256": hashlib.sha256(text.encode()).hexdigest(), "text": text}
+            name: {
+                "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "source": self.template_sources.get(name, "shipped"),
+                "text": text,
+            }
             for name, text in sorted(self.templates.items())
         }
-        return {
+        files = {
             ITEMS_FILE: _dump({"items": items, "band_counts": counts}),
             TEMPLATES_FILE: _dump(templates),
         }
+        if self.scan is not None:
+            files[SCAN_FILE] = _dump(
+                {
+                    "edges": list(self.scan.edges),
+                    "duplicates_removed": self.scan.duplicates_removed,
+                    "records": [asdict(r) for r in self.scan.records],
+                }
+            )
+        return files
 
     @property
     def inputs(self) -> StudyInputs:
@@ -91,6 +109,9 @@ class TracesStudy:
                 "items": len(self.items),
                 "synthetic_items": synthetic,
                 "templates": sorted(self.templates),
+                "template_sources": {
+                    n: self.template_sources.get(n, "shipped") for n in sorted(self.templates)
+                },
                 "band_counts": {c.band: c.taken for c in self.band_counts},
             },
         )

@@ -11,8 +11,12 @@ summarised twice and the replies compared by hash). The extractive arm sends not
   `reasoning` form for APIs that refuse the field.
 - A rejected summary request (the trace too long for the server, say) scores an empty summary
   with the reason in `decoding_problem`; an infrastructure fault ends the unit and is retried.
-- Token compression needs a tokenizer: it is left null (the reported completion tokens are on
-  the row for a reader who wants the summary's real length).
+- Token compression needs the model's own tokenizer. Where the unit's endpoint is a local
+  llama-server, every trace and summary is counted with its `/tokenize` (the client's
+  `TokenCounter` capability, `counter_of`), filling `trace_tokens`, `summary_tokens` and
+  `compression_tokens`, with `token_counter = "llama-server /tokenize"`. Elsewhere (a hosted
+  API has no tokenizer route; a server without the route answers `no_tokenize`) they stay
+  null and `token_null_reason` says why. A count is not a model request (no generation).
 Pure apart from the ChatClient it is handed.
 """
 
@@ -22,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipeline.chat.errors import RequestRejected
-from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
+from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse, TokenCounter
 from pipeline.study import Record
 from pipeline.traces.compression.arms import Arm, build_request, finish
 from pipeline.traces.compression.greedy import compare_runs, inspect_body
@@ -42,12 +46,15 @@ _NO_REQUEST: Record = {
     "completion_tokens": None,
     "repeat_identical": None,
 }
+TOKEN_COUNTER = "llama-server /tokenize"
+NOT_LOCAL = "the endpoint is not a local llama-server: no tokenizer of the model is reachable"
 
 
 @dataclass
 class CompressionOutcome:
     records: list[Record] = field(default_factory=list)
     requests: int = 0
+    token_requests: int = 0
 
     @property
     def greedy_ok(self) -> bool | None:
@@ -102,12 +109,17 @@ async def run_compression(
     *,
     repeat_check: int,
     thinking_in_request: bool,
+    counter: TokenCounter | None = None,
+    no_counter_reason: str = NOT_LOCAL,
 ) -> CompressionOutcome:
     out = CompressionOutcome()
+    tokens = _Tokens(counter, no_counter_reason, out)
     for i, item in enumerate(items):
         if not arm.needs_model:
             summary = finish(arm, item, None)
-            out.records.append({**score(item, summary), **_NO_REQUEST, "summary": summary})
+            out.records.append(
+                {**await tokens.score(item, summary), **_NO_REQUEST, "summary": summary}
+            )
             continue
         request = summary_request(arm, item, thinking_in_request)
         out.requests += 1
@@ -124,5 +136,37 @@ async def run_compression(
                 out.requests += 1
                 again = await client.complete(request)
                 sent["repeat_identical"] = compare_runs(text, again.text).deterministic
-        out.records.append({**score(item, summary), **sent, "summary": summary})
+        out.records.append({**await tokens.score(item, summary), **sent, "summary": summary})
     return out
+
+
+class _Tokens:
+    """Scores with token counts when a counter is at hand; after `no_tokenize` it stops asking."""
+
+    def __init__(self, counter: TokenCounter | None, reason: str, out: CompressionOutcome) -> None:
+        self.counter = counter
+        self.reason = reason
+        self.out = out
+        self.cache: dict[str, int] = {}
+
+    async def _count(self, text: str) -> int | None:
+        if self.counter is None:
+            return None
+        if text not in self.cache:
+            try:
+                self.out.token_requests += 1
+                self.cache[text] = await self.counter.count_tokens(text)
+            except RequestRejected as exc:
+                self.counter = None
+                self.reason = f"the server refused /tokenize ({exc.reason})"
+                return None
+        return self.cache[text]
+
+    async def score(self, item: TraceItem, summary: str) -> Record:
+        trace_n = await self._count(item.text)
+        summary_n = await self._count(summary) if trace_n is not None else None
+        if trace_n is None or summary_n is None:
+            return {**score(item, summary), "token_counter": None, "token_null_reason": self.reason}
+        counts = {item.text: trace_n, summary: summary_n}
+        record = score(item, summary, count_tokens=counts.__getitem__)
+        return {**record, "token_counter": TOKEN_COUNTER, "token_null_reason": None}

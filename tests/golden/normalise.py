@@ -120,9 +120,8 @@ def _without_latency(lines: list[str]) -> list[str]:
     for line in lines:
         if line.startswith("## "):
             inside = line == "## Requests"
-        if inside and line.startswith("| ") and not line.startswith("| configuration"):
-            line = "|".join(line.split("|")[:-3]) + "|"  # noqa: PLW2901 - the kept row replaces the read one
-        out.append(line)
+        latency_cells = inside and line.startswith("| ") and not line.startswith("| config")
+        out.append("|".join(line.split("|")[:-3]) + "|" if latency_cells else line)
     return out
 
 

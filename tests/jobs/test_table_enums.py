@@ -184,9 +184,9 @@ def traces_verdicts() -> set[str]:
 
 
 def traces_sources() -> set[str]:
-    from jobs.traces.matrix import ENDPOINT, SHIPPED
+    from jobs.traces.matrix import ENDPOINT, SHIPPED, USER
 
-    return {SHIPPED, ENDPOINT}
+    return {SHIPPED, USER, ENDPOINT}
 
 
 def _table_name(heading_start: str) -> str:

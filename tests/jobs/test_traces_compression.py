@@ -88,3 +88,25 @@ def test_an_empty_summary_has_no_ratio_and_leaves_the_ratio_pair_out() -> None:
     overall = _row(paired_table(pairs(empty), seed=1, resamples=20), "extractive", ALL_BANDS)
     assert overall["log_ratio_pairs"] == 0 and overall["ratio_of_ratios"] is None
     assert overall["retention_pairs"] == 2
+
+
+def test_issue21_without_synthetic_traces_an_empty_band_is_not_said_to_hold_them() -> None:
+    import polars as pl
+
+    from jobs.traces.report_compression import _items
+
+    frame = pl.DataFrame(
+        {
+            "id": ["a"],
+            "band": ["<1k"],
+            "source": ["jsonl"],
+            "synthetic": [False],
+            "provenance": ["f#1"],
+            "chars": [10],
+        }
+    )
+    counts = pl.DataFrame({"band": ["<1k", ">=16k"], "available": [1, 0], "taken": [1, 0]})
+    text = "\n".join(_items((frame, counts)))
+    assert "only synthetic traces stand there" not in text
+    assert "No real trace falls in >=16k, and no synthetic trace was generated" in text
+    assert "No item is synthetic" in text

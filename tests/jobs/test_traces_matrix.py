@@ -76,7 +76,7 @@ def test_disagreements_are_only_where_the_renderers_differ() -> None:
     assert set(differ["config_id"]) == {"local-b"}
     assert differ.filter(pl.col("in_rendered") == pl.col("baseline_in_rendered")).height == 0
     faithful = agree.filter(pl.col("config_id") == "local-a").row(0, named=True)
-    assert faithful["renders"] == 75 and faithful["identical"] > 0
+    assert faithful["renders"] == 100 and faithful["identical"] > 0
     assert agree.filter(pl.col("config_id") == "local-b")["identical"].to_list() == [0]
 
 

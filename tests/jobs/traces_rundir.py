@@ -143,7 +143,8 @@ def compressions(unit: Mapping[str, Any], arm: str) -> list[dict[str, Any]]:
             summary, sent = "It worked on the bug and then stopped.", SENT
         else:
             summary, sent = finish(extractive, item, None), NO_REQUEST
-        out.append(_head({**score(item, summary), **sent, "summary": summary}, unit))
+        tokens = {"token_counter": None, "token_null_reason": "not a local llama-server"}
+        out.append(_head({**score(item, summary), **sent, **tokens, "summary": summary}, unit))
     return out
 
 

@@ -158,3 +158,16 @@ def test_origin_names_repository_short_commit_and_licence_from_a_sources_entry()
     assert origin_of(entry) == "vercel/ai@203e2872b831 (Apache-2.0)"
     shipped = json.loads((DATA / "transcripts/SOURCES.json").read_text("utf-8"))
     assert origin_of(shipped[0]) == "SWE-agent/SWE-agent@3ea751c087f3 (MIT)"
+
+
+def test_issue21_invalid_utf8_in_a_user_jsonl_is_one_line_naming_file_and_line() -> None:
+    data = b'{"id": "a", "text": "fine"}\n{"id": "b", "text": "bad \xff byte"}\n'
+    with pytest.raises(TraceFileError, match=r"^mine.jsonl: line 2: not UTF-8 text \(byte 25"):
+        from_jsonl(data, "mine.jsonl")
+
+
+def test_issue21_a_line_nested_200000_deep_is_one_line_naming_file_and_line() -> None:
+    deep = "[" * 200_000 + "]" * 200_000
+    data = f'{{"id": "a", "text": "ok"}}\n{deep}\n'.encode()
+    with pytest.raises(TraceFileError, match=r"^deep.jsonl: line 2: nested too deeply"):
+        from_jsonl(data, "deep.jsonl")

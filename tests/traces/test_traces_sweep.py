@@ -65,7 +65,14 @@ def test_traces_sweep_pins_the_templates_through_llama_cpp_and_scores_summaries(
     assert (naive["sent_enable_thinking"] == False).all()  # noqa: E712 - a column, not a bool
     extractive = compressions.filter((pl.col("arm") == "extractive") & (pl.col("facts_total") > 0))
     assert (extractive["retention"] == 1.0).all()
+    # issue 21: local llama-servers count tokens with the model's vocabulary (/tokenize)
+    assert (compressions["token_counter"] == "llama-server /tokenize").all()
+    assert (compressions["trace_tokens"] > 0).all()
+    counted = compressions.filter(pl.col("summary_tokens") > 0)
+    assert counted.height > 0 and counted["compression_tokens"].is_not_null().all()
     analysis = run_dir / "analysis"
     report = (analysis / "report.md").read_text()
     assert "## Part 1" in report and "## Part 2" in report
+    assert "## The traces themselves" in report and "### Token ratios" in report
+    assert (analysis / "trace_lengths.png").is_file() and (analysis / "trace_quality.png").is_file()
     assert (analysis / "frontier.png").is_file() and (analysis / "visibility.png").is_file()

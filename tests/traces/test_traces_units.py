@@ -94,7 +94,7 @@ def test_visibility_unit_renders_live_and_offline_and_recites_what_the_model_saw
     renderers = {p["renderer"] for p in probes}
     assert renderers == {"jinja2-hf", "llama-server"}
     row = result.row
-    assert row["live_renders"] == 75 and row["renders_identical"] >= 1
+    assert row["live_renders"] == 100 and row["renders_identical"] >= 1
     recitals = result.tables["recitals"]
     assert {r["structure"] for r in recitals} >= {"plain_user", "tool1_open", "tool1_user"}
     assert row["secrets_sent"] == len(recitals) and row["recited"] == len(recitals)
@@ -159,3 +159,31 @@ def test_an_infrastructure_fault_ends_the_unit_retryable() -> None:
     result = run(study(), "naive", Failing())
     assert not result.outcome.valid and result.outcome.retryable
     assert result.outcome.invalid_reason == "infrastructure:transport"
+
+
+def test_issue21_a_recursive_endpoint_template_is_a_recorded_render_error_not_a_crash() -> None:
+    # A local configuration's `local.chat_template_file` that recurses crashed the Ray worker.
+    recursive = "{% macro walk(m) %}{{ walk(m) }}{% endmacro %}{{ walk(messages) }}"
+    server = ScriptedServer(reply="I have no scratchpad.")
+    result = run(study(), VISIBILITY, server, EndpointTemplate("mine", recursive, "user"))
+    assert result.outcome.valid
+    probes = result.tables["template_probes"]
+    assert probes and all(not p["rendered"] for p in probes)
+    assert {(p["error_type"], p["render_limit"], p["template_source"]) for p in probes} == {
+        ("RecursionError", "recursion", "user")
+    }
+    assert result.row["recited"] == 0 and result.row["secrets_sent"] > 0  # recitals still ran
+
+
+def test_the_offline_half_of_a_unit_covers_every_switch_setting_and_the_live_half_the_default() -> (
+    None
+):
+    qwen = shipped_templates()[QWEN]
+    server = ScriptedServer(template=qwen)
+    result = run(study(), VISIBILITY, server, EndpointTemplate(QWEN, qwen, "shipped"))
+    probes = result.tables["template_probes"]
+    offline = {p["switches"] for p in probes if p["renderer"] == "jinja2-hf"}
+    live = {p["switches"] for p in probes if p["renderer"] == "llama-server"}
+    assert offline == {"", "enable_thinking=true", "enable_thinking=false"}
+    assert live == {""}
+    assert {p["template_source"] for p in probes if p["renderer"] == "llama-server"} == {"server"}

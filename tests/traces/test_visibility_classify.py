@@ -65,7 +65,7 @@ def test_never_always_and_irregular_on_rendered_templates() -> None:
 def test_a_template_that_always_raises_is_unrenderable_with_every_crash_recorded() -> None:
     (cls,) = classify(matrix({"raises": ALWAYS_RAISES})).values()
     assert cls.visibility == "unrenderable"
-    assert (cls.shapes_rendered, cls.shapes_crashed) == (0, 75)
+    assert (cls.shapes_rendered, cls.shapes_crashed) == (0, 100)
     assert {(c.error_type, c.error_message) for c in cls.crashes} == {
         ("RaisedByTemplate", "roles must alternate")
     }
@@ -93,8 +93,10 @@ def test_records_are_flat_scalars_with_the_documented_columns() -> None:
             "dialects_read": "reasoning_content",
             "tool_calls_dropped": False,
             "switch_effects": "",
-            "shapes_rendered": 75,
+            "shapes_rendered": 100,
             "shapes_crashed": 0,
+            "unrenderable_reason": "",
+            "switches_read": "",
             "crash_errors": "",
         }
     ]

@@ -19,8 +19,8 @@ def test_every_shape_has_a_unique_stable_name_and_the_product_size() -> None:
     names = [s.name for s in shapes]
     assert len(set(names)) == len(names)
     assert names == [s.name for s in all_shapes()]
-    # one plain structure x 3 dialects, six tool structures x 3 dialects x 2 contents x 2 args
-    assert len(shapes) == 3 + 6 * 3 * 2 * 2
+    # one plain structure x 4 dialects, six tool structures x 4 dialects x 2 contents x 2 args
+    assert len(shapes) == 4 + 6 * 4 * 2 * 2
     assert "tool1_open/reasoning_content/content=null/args=string" in names
     assert "plain_user/reasoning" in names
 
@@ -79,6 +79,6 @@ def test_switch_settings_cover_only_the_switches_a_template_mentions() -> None:
     assert switch_settings("{{ messages }}") == ({},)
     settings = switch_settings("{% if enable_thinking is defined %}{% endif %}")
     assert settings == ({}, {"enable_thinking": True}, {"enable_thinking": False})
-    both = switch_settings("enable_thinking preserve_thinking")
+    both = switch_settings("{{ enable_thinking }}{{ preserve_thinking }}")
     assert len(both) == 9
     assert both[0] == {}

@@ -152,7 +152,7 @@ def test_each_shipped_template_has_its_class(name: str, classes: dict[str, Templ
     )
     assert {c.error_type for c in got.crashes} == crash_types
     assert got.switch_effects == ()
-    assert got.shapes_rendered + got.shapes_crashed == 75
+    assert got.shapes_rendered + got.shapes_crashed == 100
 
 
 def test_every_shipped_template_is_classed(classes: dict[str, TemplateClass]) -> None:
@@ -177,7 +177,7 @@ def test_where_each_template_crashes(records: list[Record]) -> None:
 
 
 def test_the_whole_matrix_renders_quickly_and_completely(records: list[Record]) -> None:
-    # 75 shapes, switch settings per template, one record per secret: nothing skipped.
+    # 100 shapes, switch settings per template, one record per secret: nothing skipped.
     per_template = {name: sum(r["template"] == name for r in records) for name in shipped()}
-    assert per_template[KIMI] == 135
-    assert per_template[QWEN3] == 3 * 135  # enable_thinking: unset, true, false
+    assert per_template[KIMI] == 180
+    assert per_template[QWEN3] == 3 * 180  # enable_thinking: unset, true, false

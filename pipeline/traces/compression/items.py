@@ -149,11 +149,11 @@ def from_openhands(
 
 
 def from_openhands_jsonl(
-    text: str, path: str, origin: str = "", edges: Sequence[int] = DEFAULT_EDGES
+    text: str | bytes, path: str, origin: str = "", edges: Sequence[int] = DEFAULT_EDGES
 ) -> list[TraceItem]:
     """An OpenHands output JSONL: one record with a `history` per line, ids by line number."""
     items: list[TraceItem] = []
-    for number, line in _lines(text):
+    for number, line in _lines(text, path):
         record = _json_line(line, path, number)
         history = record.get("history") if _obj(record) else None
         if not isinstance(history, list):
@@ -214,8 +214,22 @@ def load_real(
     )
 
 
-def _lines(text: str) -> Iterable[tuple[int, str]]:
-    for number, line in enumerate(text.split("\n"), start=1):
+def _decoded(chunk: bytes | str, name: str, number: int) -> str:
+    if isinstance(chunk, str):
+        return chunk
+    try:
+        return chunk.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text (byte {exc.start} of the line)"
+        raise TraceFileError(name, f"line {number}", problem) from None
+
+
+def _lines(text: str | bytes, name: str = "") -> Iterable[tuple[int, str]]:
+    """Non-blank lines with their numbers; bytes are decoded line by line, so invalid UTF-8
+    is one TraceFileError naming the line (and the byte in it), not a decode traceback."""
+    raw: Sequence[bytes | str] = text.split(b"\n") if isinstance(text, bytes) else text.split("\n")
+    for number, chunk in enumerate(raw, start=1):
+        line = _decoded(chunk, name, number)
         if line.strip():
             yield number, line
 
@@ -225,6 +239,9 @@ def _json_line(line: str, name: str, number: int) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as exc:
         raise TraceFileError(name, f"line {number}", f"not JSON: {exc.msg}") from exc
+    except RecursionError:
+        problem = "nested too deeply to read (JSON arrays or objects inside each other)"
+        raise TraceFileError(name, f"line {number}", problem) from None
 
 
 def _field(record: Mapping[str, Any], key: str, name: str, number: int) -> str:
@@ -236,11 +253,13 @@ def _field(record: Mapping[str, Any], key: str, name: str, number: int) -> str:
     return value
 
 
-def from_jsonl(text: str, name: str, edges: Sequence[int] = DEFAULT_EDGES) -> list[TraceItem]:
+def from_jsonl(
+    text: str | bytes, name: str, edges: Sequence[int] = DEFAULT_EDGES
+) -> list[TraceItem]:
     """A user's own traces: each non-blank line `{"id": ..., "text": ..., "source"?: ...}`."""
     items: list[TraceItem] = []
     seen: dict[str, int] = {}
-    for number, line in _lines(text):
+    for number, line in _lines(text, name):
         record = _json_line(line, name, number)
         if not _obj(record):
             problem = f"expected an object, got {type(record).__name__}"

@@ -16,7 +16,14 @@ visibility class is the first rule that every piece of evidence obeys:
   reply follows it (T and not P), whether or not a user turn follows. The Kimi-K2 rule: the
   last assistant turn without tool calls and everything before it lose their reasoning.
 - `irregular`: none of the above fits (the report shows the template's rows);
-  `unrenderable`: no default render succeeded, so there is no evidence.
+  `unrenderable`: no default render succeeded, so there is no evidence; `unrenderable_reason`
+  says why: the bound hit (`recursion`, `time`, `output_size`, `memory`) when every failed
+  render hit the same one, else `template_error` (the template's own error, e.g. a syntax
+  error or `raise_exception`), or `mixed`.
+
+`classify_setting` classes the records of one switch setting the same way (the class per
+switch value, issue 21); `classify_template` is the default setting's class plus the facts
+below.
 
 The shape matrix separates the rules: a tool-call turn followed by a user turn survives under
 `until_plain_reply` only, and a plain reply inside an open loop survives under
@@ -33,8 +40,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-
-from pipeline.traces.visibility.shapes import SWITCHES
 
 Record = Mapping[str, object]
 Rule = Callable[[Record], bool]
@@ -79,6 +84,8 @@ class TemplateClass:
     switch_effects: tuple[str, ...]
     shapes_rendered: int
     shapes_crashed: int
+    unrenderable_reason: str = ""
+    switches_read: tuple[str, ...] = ()
 
 
 def visibility_of(evidence: Sequence[Record]) -> str:
@@ -117,21 +124,47 @@ def _switch_effects(records: Sequence[Record]) -> tuple[str, ...]:
     for setting in settings:
         kept = _survival(r for r in rendered if r["switches"] == setting)
         if any(key in default and default[key] != value for key, value in kept.items()):
-            effects |= {switch for switch in SWITCHES if f"{switch}=" in setting}
+            effects |= {part.split("=", 1)[0] for part in setting.split(",") if part}
     return tuple(sorted(effects))
+
+
+def unrenderable_reason(records: Sequence[Record]) -> str:
+    """Why none of `records` rendered: the one bound every failure hit, else see module doc."""
+    limits = {str(r.get("render_limit") or "") for r in records if not r["rendered"]}
+    if not limits:
+        return ""
+    if len(limits) == 1:
+        return limits.pop() or "template_error"
+    return "mixed"
+
+
+def _class_of(records: Sequence[Record]) -> tuple[str, tuple[str, ...], str]:
+    """(class, dialects read, unrenderable reason) of one setting's records."""
+    rendered = [r for r in records if r["rendered"]]
+    if not rendered:
+        return "unrenderable", (), unrenderable_reason(records)
+    read = tuple(sorted({str(r["dialect"]) for r in rendered if r["in_rendered"]}))
+    return visibility_of([r for r in rendered if r["dialect"] in read]), read, ""
+
+
+def classify_setting(records: Sequence[Record], switches: str) -> tuple[str, str]:
+    """(class, unrenderable reason) of the records rendered under `switches` (a label)."""
+    visibility, _, reason = _class_of([r for r in records if r["switches"] == switches])
+    return visibility, reason
 
 
 def classify_template(name: str, records: Sequence[Record]) -> TemplateClass:
     """One template's class from its records (all switch settings may be present)."""
     default = [r for r in records if r["default_switches"]]
     rendered = [r for r in default if r["rendered"]]
-    read = tuple(sorted({str(r["dialect"]) for r in rendered if r["in_rendered"]}))
-    evidence = [r for r in rendered if r["dialect"] in read]
+    visibility, read, reason = _class_of(default)
     with_calls = [r for r in rendered if r["has_tool_calls"]]
     crashes = _crashes(default)
+    settings = {str(r["switches"]) for r in records}
+    switches = sorted({p.split("=", 1)[0] for s in settings for p in s.split(",") if p})
     return TemplateClass(
         template=name,
-        visibility=visibility_of(evidence) if rendered else "unrenderable",
+        visibility=visibility,
         dialects_read=read,
         tool_calls_dropped=bool(with_calls)
         and not any(r["tool_calls_rendered"] for r in with_calls),
@@ -139,6 +172,8 @@ def classify_template(name: str, records: Sequence[Record]) -> TemplateClass:
         switch_effects=_switch_effects(records),
         shapes_rendered=len({r["shape"] for r in rendered}),
         shapes_crashed=len({c.shape for c in crashes}),
+        unrenderable_reason=reason,
+        switches_read=tuple(switches),
     )
 
 
@@ -161,9 +196,31 @@ def as_rows(classes: Mapping[str, TemplateClass]) -> list[dict[str, object]]:
             "switch_effects": ",".join(c.switch_effects),
             "shapes_rendered": c.shapes_rendered,
             "shapes_crashed": c.shapes_crashed,
+            "unrenderable_reason": c.unrenderable_reason,
+            "switches_read": ",".join(c.switches_read),
             "crash_errors": "; ".join(
                 sorted({f"{x.error_type}: {x.error_message}" for x in c.crashes})
             ),
         }
         for c in classes.values()
     ]
+
+
+def setting_rows(records: Iterable[Record]) -> list[dict[str, object]]:
+    """One row per (template, switch setting): the class under that setting (issue 21)."""
+    by_template: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        by_template[str(record["template"])].append(record)
+    rows: list[dict[str, object]] = []
+    for name, mine in sorted(by_template.items()):
+        for label in sorted({str(r["switches"]) for r in mine}, key=lambda x: (x != "", x)):
+            visibility, reason = classify_setting(mine, label)
+            rows.append(
+                {
+                    "template": name,
+                    "switches": label,
+                    "visibility": visibility,
+                    "unrenderable_reason": reason,
+                }
+            )
+    return rows

@@ -10,12 +10,13 @@ Axes (seed 002 and issue 12), combined as a product where an axis applies:
   first probe); on tool-call turns with 1 and 2 tool rounds, the question inside the tool result
   (the seed's second and third probes) or as a new user turn; a plain reply between tool loop
   and question, and a plain reply inside the loop (does a plain reply reset what is kept?);
-- dialect: the field the reasoning travels under (`DIALECTS`, the three the seed's harness
-  writes);
+- dialect: the field the reasoning travels under (`DIALECTS`: the three the seed's harness
+  writes, and `thinking`, the field gpt-oss's template reads; `all_shapes(dialects)` adds any
+  other reasoning field a template reads, see `reads.template_reads`);
 - content of tool-call turns: `null` or `""` (plain turns always have text);
 - tool-call arguments: a JSON string (the OpenAI wire form) or an object (what HF users pass).
-Template switches (`SWITCHES`) are the render-time axis; `switch_settings` lists them for a
-template that mentions them.
+Template switches are the render-time axis: `reads.switch_settings` lists the settings for
+each switch a template tests (`SWITCHES` are the two with their own record columns).
 
 Decisions: every shape starts with the same first user turn and has no system message; each
 tool call's arguments carry their own token (`ECHO-100n`) so a template that drops tool calls
@@ -27,11 +28,11 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-DIALECTS = ("reasoning_content", "reasoning", "reasoning_text")
+DIALECTS = ("reasoning_content", "reasoning", "reasoning_text", "thinking")
 CONTENT_FORMS = ("null", "empty")
 ARGS_FORMS = ("string", "object")
 SWITCHES = ("enable_thinking", "preserve_thinking")
@@ -185,30 +186,30 @@ def build_shape(structure: str, dialect: str, content_form: str, args_form: str)
     )
 
 
-def all_shapes() -> tuple[Shape, ...]:
+def all_shapes(dialects: Sequence[str] = DIALECTS) -> tuple[Shape, ...]:
     """The whole matrix, in a fixed order (structure, dialect, content, arguments)."""
     shapes = []
     for structure, steps in STRUCTURES.items():
         has_calls = "C" in steps
         contents = CONTENT_FORMS if has_calls else ("n/a",)
         args = ARGS_FORMS if has_calls else ("n/a",)
-        for dialect, content_form, args_form in itertools.product(DIALECTS, contents, args):
+        for dialect, content_form, args_form in itertools.product(dialects, contents, args):
             shapes.append(build_shape(structure, dialect, content_form, args_form))
     return tuple(shapes)
 
 
-def switches_read(template: str) -> tuple[str, ...]:
-    """The switches a template mentions (a substring test: cheap, and errs towards rendering)."""
-    return tuple(switch for switch in SWITCHES if switch in template)
+def planted_dialects(templates: Iterable[str]) -> tuple[str, ...]:
+    """`DIALECTS` plus every other reasoning field any of `templates` reads, in that order."""
+    from pipeline.traces.visibility.reads import template_reads
+
+    extra = sorted(
+        {f for t in templates for f in template_reads(t).reasoning_fields} - set(DIALECTS)
+    )
+    return (*DIALECTS, *extra)
 
 
-def switch_settings(template: str) -> tuple[dict[str, bool], ...]:
-    """Every setting of the switches the template mentions: unset, true, false each.
+def switch_settings(template: str) -> tuple[dict[str, bool | str], ...]:
+    """Every setting of the switches the template tests (`reads.switch_settings`)."""
+    from pipeline.traces.visibility.reads import switch_settings as settings
 
-    The first setting is always `{}` (every switch unset), the template's default behaviour.
-    """
-    names = switches_read(template)
-    settings: list[dict[str, bool]] = []
-    for values in itertools.product((None, True, False), repeat=len(names)):
-        settings.append({n: v for n, v in zip(names, values, strict=True) if v is not None})
-    return tuple(settings)
+    return settings(template)

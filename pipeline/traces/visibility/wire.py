@@ -26,9 +26,15 @@ from pipeline.traces.visibility.shapes import DIALECTS
 WIRE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")
 
 
-def wire_message(message: Mapping[str, Any], *, replay_reasoning: bool = True) -> dict[str, Any]:
-    """One stored message as sent: the chat keys, plus its reasoning field when replayed."""
-    keep = WIRE_KEYS + (DIALECTS if replay_reasoning else ())
+def wire_message(
+    message: Mapping[str, Any],
+    *,
+    replay_reasoning: bool = True,
+    reasoning_fields: Sequence[str] = DIALECTS,
+) -> dict[str, Any]:
+    """One stored message as sent: the chat keys, plus its reasoning field when replayed
+    (one of `reasoning_fields`: `DIALECTS` and any other field a shape plants)."""
+    keep = WIRE_KEYS + (tuple(reasoning_fields) if replay_reasoning else ())
     return {key: message[key] for key in keep if key in message}
 
 
@@ -37,10 +43,15 @@ def request_body(
     tools: Sequence[Mapping[str, Any]] | None = None,
     *,
     replay_reasoning: bool = True,
+    reasoning_fields: Sequence[str] = DIALECTS,
 ) -> dict[str, Any]:
     """The body's conversation part (`messages`, `tools`); model and sampling are the glue's."""
+    fields = (*DIALECTS, *(f for f in reasoning_fields if f not in DIALECTS))
     body: dict[str, Any] = {
-        "messages": [wire_message(m, replay_reasoning=replay_reasoning) for m in messages]
+        "messages": [
+            wire_message(m, replay_reasoning=replay_reasoning, reasoning_fields=fields)
+            for m in messages
+        ]
     }
     if tools:
         body["tools"] = [dict(tool) for tool in tools]
