@@ -18,7 +18,14 @@ from typing import Any
 import polars as pl
 
 from pipeline.config.schema import AnalysisConfig, BootstrapConfig
-from pipeline.store import Manifest, outcome_counts, read_table, write_manifest, write_plan
+from pipeline.store import (
+    Manifest,
+    outcome_counts,
+    provenance_lock,
+    read_table,
+    write_manifest,
+    write_plan,
+)
 from tests.jobs import traces_rundir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +67,9 @@ def traces_run(run_dir: Path, *, simulated: bool = True) -> Path:
         started_at="2026-12-02T00:00:00Z",
         study="traces",
         status="completed",
+        provenance=provenance_lock(
+            [run_dir / "chat_templates.json", run_dir / "trace_items.json"], root=run_dir
+        ),
     )
     from pipeline.store.reader import read_plan
 
