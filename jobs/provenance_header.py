@@ -14,7 +14,8 @@ Decisions:
 - Arms are the plan's distinct arms, sorted (every study plans its arms or policies there; plan
   order is the schedule's, which reads as noise); with no plan, the study config's `arms` keys
   or `policies`.
-- The inputs line names the study config's `scenario.name` and/or `corpora`, then the scalar
+- The inputs line names the study config's `scenario.name` and/or `corpora` (or, when set,
+  `transcripts_dir`, which replaces the corpora: the corpora actually read), then the scalar
   fields the study recorded in `extra.inputs` (e.g. `transcripts`), and the input digest (the
   manifest's `fixture_sha256`: a fixture's or a corpus's SHA-256).
 - Probe verdicts are grouped per configuration (`shape verdict, ...`); configurations with the
@@ -79,7 +80,10 @@ def _inputs(study_node: Mapping[str, Any], recorded: Mapping[str, Any]) -> str:
     if isinstance(scenario, str):
         parts.append(f"scenario `{scenario}`")
     corpora = study_node.get("corpora")
-    if isinstance(corpora, Sequence) and not isinstance(corpora, str) and corpora:
+    own = study_node.get("transcripts_dir")
+    if isinstance(own, str) and own:  # it replaces the corpora: name what was read
+        parts.append(f"transcripts_dir `{own}`")
+    elif isinstance(corpora, Sequence) and not isinstance(corpora, str) and corpora:
         parts.append("corpora " + ", ".join(f"`{c}`" for c in corpora))
     scalars = [
         f"{key} {value}"

@@ -1,6 +1,6 @@
 """Benchmark: the tool-output replay's cost as transcripts grow, against a naive recount.
 
-    PYTHONPATH=. python scripts/bench_replay.py [--lengths 25 50 100 200 400] [--rounds 3]
+    PYTHONPATH=. python scripts/bench_replay.py [--lengths 100 200 400 800 1600] [--rounds 3]
         [--policy deterministic_first_pass] [--cache-model deepseek] [--model deepseek-v4-pro]
 
 Builds synthetic transcripts in canonical form (pipeline.toolout.transcript) of each length:
@@ -11,7 +11,8 @@ results; one output in twelve carries a traceback, so the forced-exact layer has
 shorter transcript is a prefix of a longer one. For each length, in the same process and the
 same round, it times:
 - pipeline: `replay` under `--policy` (built by `build_policy` from conf/toolout/policies/),
-  then `cache_requests` + `account` under `--cache-model` (data/cache-models/, loaded with
+  then `runner.price` (the incremental accounting)
+  under `--cache-model` (data/cache-models/, loaded with
   jobs.toolout.inputs.load_cache_models) at `--model`'s prices: what one transcript x arm of
   a unit costs;
 - control: the same with the `control` policy (no compaction), which shows what the replay
@@ -19,7 +20,9 @@ same round, it times:
 - naive: for every request, every visible message re-rendered from scratch and
   `estimate_tokens` on the concatenated history, priced as uncached input: the obvious
   re-tokenize-everything way, O(n^2) in bytes.
-Each figure is the fastest of up to `--rounds` rounds (pipeline, control and naive alternate
+Each run is timed as `timeit` does (a collection before it, the garbage collector off during
+it), so a full collection of the process's heap does not land in one run at random. Each
+figure is the fastest of up to `--rounds` rounds (pipeline, control and naive alternate
 within a round, so a change in the machine's load hits all three); a length stops repeating
 once its rounds have used `--seconds-per-length` (one round at least), which keeps the default
 run near 30 s on 2 cores: a multi-second measurement needs no repeat to be steady, a
@@ -27,7 +30,8 @@ millisecond one does. Per length it prints requests,
 the bytes the requests carry, seconds and requests accounted per second of each, and
 pipeline/naive (requests per second: below 1, the pipeline is slower). Then the scaling
 exponent of each (least-squares slope of log seconds against log length; 2 is quadratic).
-The last line is `ratio=<float>`: pipeline/naive requests per second at the largest length.
+The last lines are `ratio@400=<float>` (pipeline/naive requests per second at 400 requests,
+the P8 goal's point, when 400 is among the lengths) and `ratio=<float>` at the largest length.
 As a guard that both count the same requests, control's input tokens must equal naive's up to
 the per-message rounding of the byte estimator (ceil per block: at most one token a block).
 """
@@ -35,12 +39,14 @@ the per-message rounding of the byte estimator (ceil per block: at most one toke
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,11 +54,10 @@ from typing import Any
 import yaml
 
 from jobs.toolout.inputs import load_cache_models
-from pipeline.toolout.accounting import account
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.policies import Policy, build_policy
 from pipeline.toolout.replay import replay
-from pipeline.toolout.runner import cache_requests
+from pipeline.toolout.runner import price
 from pipeline.toolout.tokens import estimate_tokens
 from pipeline.toolout.transcript import Message, ToolCall, Transcript
 
@@ -199,23 +204,36 @@ class Measured:
     cost_usd: float
 
 
-def run_pipeline(transcript: Transcript, policy: Policy, cache: CacheModel, model: str) -> Measured:
+@contextmanager
+def _timed() -> Iterator[list[float]]:
+    """Seconds of the block, as `timeit` measures: collected before, no collector during (a
+    full collection over the whole heap lands in whichever run it falls in: noise)."""
+    gc.collect()
+    gc.disable()
+    elapsed: list[float] = []
     started = time.perf_counter()
-    requests = replay(transcript, policy, estimate_tokens)
-    cost = account(cache_requests(requests), cache, model, think_time_s=THINK_TIME_S)
-    seconds = time.perf_counter() - started
-    return Measured(seconds, cost.input_tokens, cost.cost_usd)
+    try:
+        yield elapsed
+    finally:
+        elapsed.append(time.perf_counter() - started)
+        gc.enable()
+
+
+def run_pipeline(transcript: Transcript, policy: Policy, cache: CacheModel, model: str) -> Measured:
+    with _timed() as elapsed:
+        requests = replay(transcript, policy, estimate_tokens)
+        cost = price(requests, cache, model, THINK_TIME_S)
+    return Measured(elapsed[0], cost.input_tokens, cost.cost_usd)
 
 
 def run_naive(transcript: Transcript, input_usd_per_mtok: float) -> Measured:
-    started = time.perf_counter()
     messages = transcript.messages
     tokens = 0
-    for position, message in enumerate(messages):
-        if message.role == "assistant":  # one request: everything before this turn
-            tokens += estimate_tokens("".join(_render(m) for m in messages[:position]))
-    seconds = time.perf_counter() - started
-    return Measured(seconds, tokens, tokens * input_usd_per_mtok / MTOK)
+    with _timed() as elapsed:
+        for position, message in enumerate(messages):
+            if message.role == "assistant":  # one request: everything before this turn
+                tokens += estimate_tokens("".join(_render(m) for m in messages[:position]))
+    return Measured(elapsed[0], tokens, tokens * input_usd_per_mtok / MTOK)
 
 
 def load_policy(name: str) -> Policy:
@@ -242,7 +260,7 @@ def _load_average() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lengths", type=int, nargs="+", default=[25, 50, 100, 200, 400])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[100, 200, 400, 800, 1600])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds-per-length", type=float, default=8.0)
     parser.add_argument("--policy", default="deterministic_first_pass")
@@ -300,6 +318,9 @@ def main(argv: list[str] | None = None) -> int:
         f"control k={slope(xs, best['control']):.2f}, naive k={slope(xs, best['naive']):.2f}"
     )
     print(f"load average after: {_load_average()}")
+    if 400 in lengths:
+        at = lengths.index(400)
+        print(f"ratio@400={best['naive'][at] / best['pipeline'][at]:.4f}")
     print(f"ratio={best['naive'][-1] / best['pipeline'][-1]:.4f}")
     return 0
 

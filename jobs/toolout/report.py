@@ -67,6 +67,28 @@ def _rows_simulated(run_dir: Path) -> bool:
     return bool(rows.height) and bool(rows["simulated"].fill_null(value=False).any())
 
 
+SEED_ARMS = {
+    "deterministic": "deterministic configuration",
+    "model": "model-gated configuration",
+}
+
+
+def _seed_no_ops(cache: pl.DataFrame) -> list[str]:
+    """The first lines: which of the seed's own arms transform nothing on this corpus."""
+    if cache.height == 0:
+        return []
+    applied = cache.group_by("policy").agg(
+        (pl.col("applications_new") + pl.col("applications_reused")).sum().alias("applications")
+    )
+    idle = sorted(p for p, n in applied.iter_rows() if n == 0 and p in SEED_ARMS)
+    return [
+        f"**The seed's own {SEED_ARMS[p]} (policy `{p}`) transforms nothing on this corpus: "
+        "0 applications under every configuration**, so its savings below are zero by "
+        "construction, not a measured effect."
+        for p in idle
+    ] + ([""] if idle else [])
+
+
 def _corpus(out: Path) -> list[str]:
     corpus = pl.read_parquet(out / "corpus.parquet")
     lines = ["## Corpus", ""]
@@ -148,6 +170,7 @@ def render_report(run_dir: Path) -> Path:
         title="Tool-output compaction under prompt caching (replay)",
         rows_simulated=simulated,
     )
+    lines += _seed_no_ops(cache)
     lines += _corpus(out)
     lines += _live(run_dir, out, simulated)
     lines += ["## Paired savings against control (USD per transcript, positive = cheaper)", ""]

@@ -17,7 +17,9 @@ registered, so a plain name resolves only to a run table or one of the query's C
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -63,7 +65,30 @@ def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
         if damaged is not None:
             raise damaged from None
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        hint = _ambiguity_hint(first_line, sql, frames)
+        if hint is not None:
+            raise UserError(f"query failed: {hint}") from exc
         raise UserError(f"query failed ({type(exc).__name__}): {first_line}") from exc
+
+
+_AMBIGUOUS = re.compile(r'ambiguous reference to column "([^"]+)"')
+
+
+def _ambiguity_hint(message: str, sql: str, frames: Mapping[str, pl.LazyFrame]) -> str | None:
+    """For an ambiguous column: the tables of the query that hold it, and how to qualify it."""
+    found = _AMBIGUOUS.search(message)
+    if found is None:
+        return None
+    column = found.group(1)
+    at = {t: re.search(rf"\b{re.escape(t)}\b", sql, re.IGNORECASE) for t in frames}
+    named = sorted(
+        (m.start(), t) for t, m in at.items() if m is not None
+    )  # as the query names them
+    holders = [t for _, t in named if column in frames[t].collect_schema().names()]
+    if len(holders) < 2:
+        return None
+    listed = ", ".join(holders[:-1]) + f" and {holders[-1]}"
+    return f"{column} is in {listed}: write {holders[0]}.{column}"
 
 
 def _damaged_part(run_dir: Path) -> UserError | None:

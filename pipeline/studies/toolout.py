@@ -10,7 +10,7 @@ ones with their reasons. No readable transcript at all is a one-line error.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from pipeline.toolout.policies import build_policy
 from pipeline.toolout.records import ROW_COLUMNS, TABLES
 from pipeline.toolout.study import Skipped, ToolOutStudy
 from pipeline.toolout.transcript import Transcript
+from pipeline.usererror import UserError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 TRANSCRIPT_SUFFIXES = (".traj", ".json", ".jsonl")
@@ -52,12 +53,16 @@ def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
 
 
 def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
-    """(path, source shown in messages, corpus or None to detect) of every transcript file."""
+    """(path, source shown in messages, corpus or None to detect) of every transcript file.
+
+    A user's file is named relative to `study.transcripts_dir`, so its transcript id is
+    `jsonl/<file stem>` (docs/tables.md) and no absolute path reaches a table.
+    """
     if cfg.transcripts_dir is not None:
         root = Path(cfg.transcripts_dir)
         if not root.is_dir():
             raise ConfigError(f"study.transcripts_dir {root} is not a directory")
-        return [(p, str(p), "jsonl") for p in sorted(root.glob("*.jsonl"))]
+        return [(p, p.relative_to(root).as_posix(), "jsonl") for p in sorted(root.glob("*.jsonl"))]
     root = DATA_DIR / "transcripts"
     files: list[tuple[Path, str, str | None]] = []
     for corpus in cfg.corpora:
@@ -68,19 +73,69 @@ def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
     return files
 
 
+@dataclass(frozen=True)
+class CorpusFile:
+    """One transcript file of the corpus, by reference: where it is and what it held."""
+
+    path: str  # absolute, read by whichever process replays it
+    source: str  # as named in messages and transcript ids
+    corpus: str | None  # None: detected from the source
+    sha256: str
+    transcripts: int
+
+
+class CorpusChangedError(UserError):
+    """A transcript file changed between the sweep's start and a replay of it."""
+
+
+@dataclass(frozen=True)
+class CorpusFiles:
+    """The corpus as an index of its files (picklable and small): what travels to the actors.
+
+    Iterating reads one file at a time, checks it still has the SHA-256 the sweep recorded
+    and yields its transcripts, so a process holds one file's transcripts plus this index,
+    never the corpus (issue 20). The files are the originals, not copies: on a cluster they
+    must be on a filesystem every node sees (docs/cluster.md).
+    """
+
+    files: tuple[CorpusFile, ...]
+
+    def __len__(self) -> int:
+        return sum(f.transcripts for f in self.files)
+
+    def __iter__(self) -> Iterator[Transcript]:
+        for f in self.files:
+            data = Path(f.path).read_bytes()
+            if hashlib.sha256(data).hexdigest() != f.sha256:
+                raise CorpusChangedError(
+                    f"transcript file {f.source} changed since the sweep read it; "
+                    "restore it or start a new run"
+                )
+            yield from import_file(data, f.source, f.corpus).transcripts
+
+
 def read_corpus(
     cfg: ToolOutConfig,
-) -> tuple[list[Transcript], list[Skipped], dict[str, str]]:
-    transcripts: list[Transcript] = []
+) -> tuple[CorpusFiles, list[Skipped], dict[str, str]]:
+    """The corpus index, the skipped files and records, and every file's SHA-256.
+
+    Each file is read and imported once here (so bad files are named before anything
+    starts) and then dropped: the driver keeps the index, not the transcripts.
+    """
+    files: list[CorpusFile] = []
     skipped: list[Skipped] = []
     sources: dict[str, str] = {}
     for path, source, corpus in _transcript_files(cfg):
         data = path.read_bytes()
-        sources[source] = hashlib.sha256(data).hexdigest()
+        digest = sources[source] = hashlib.sha256(data).hexdigest()
         outcome = import_file(data, source, corpus)
-        transcripts += outcome.transcripts
+        if outcome.transcripts:
+            count = len(outcome.transcripts)
+            files.append(CorpusFile(str(path.resolve()), source, corpus, digest, count))
         skipped += [Skipped(source, str(error)) for error in outcome.errors]
-    if not transcripts:
+        del data, outcome
+    transcripts = CorpusFiles(tuple(files))
+    if not len(transcripts):
         where = cfg.transcripts_dir or ", ".join(cfg.corpora)
         raise ConfigError(f"no readable transcript in {where}; see the skipped files above")
     return transcripts, skipped, sources
@@ -99,7 +154,7 @@ class ToolOutDefinition:
         transcripts, skipped, sources = read_corpus(cfg)
         return ToolOutStudy(
             config=cfg,
-            transcripts=tuple(transcripts),
+            transcripts=transcripts,
             skipped=tuple(skipped),
             sources=sources,
             policies=_policy_specs(cfg.policies),

@@ -50,9 +50,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from typing import Literal, Protocol, get_args
 
 from pipeline.toolout.cache_models import CacheModel, ModelPrices
+from pipeline.toolout.ledger import Keyed, Ledger, Split
 
 DEFAULT_THINK_TIME_S = 30.0  # assumed seconds between requests where the transcript has no time
 MTOK = 1_000_000
@@ -189,8 +190,13 @@ class SessionCost:
         return total
 
 
+class _Timed(Protocol):
+    @property
+    def timestamp(self) -> float | None: ...
+
+
 def request_times(
-    requests: Sequence[CacheRequest], think_time_s: float = DEFAULT_THINK_TIME_S
+    requests: Sequence[_Timed], think_time_s: float = DEFAULT_THINK_TIME_S
 ) -> list[tuple[float, bool]]:
     """(time, assumed) per request: the recorded time, else the think-time assumption."""
     if think_time_s < 0:
@@ -218,6 +224,28 @@ def request_times(
     return times
 
 
+class Incremental(Protocol):
+    """A request given as the change from the one before (pipeline.toolout.replay's form)."""
+
+    @property
+    def slots(self) -> Sequence[Keyed]: ...  # its blocks are slots[:block_count]
+
+    @property
+    def block_count(self) -> int: ...
+
+    @property
+    def unchanged_blocks(self) -> int: ...  # leading blocks equal to the previous request's
+
+    @property
+    def output_block(self) -> Keyed | None: ...
+
+    @property
+    def output_tokens(self) -> int: ...
+
+    @property
+    def timestamp(self) -> float | None: ...
+
+
 def account(
     requests: Sequence[CacheRequest],
     cache_model: CacheModel,
@@ -225,202 +253,138 @@ def account(
     *,
     think_time_s: float = DEFAULT_THINK_TIME_S,
 ) -> SessionCost:
-    """Every request of one sequence billed under `cache_model` at `model`'s prices."""
+    """Every request of one sequence billed under `cache_model` at `model`'s prices.
+
+    Any sequence of blocks: the blocks each request shares with the one before are found by
+    comparing keys (the replay's own path, `account_incremental`, is told them instead).
+    """
     prices = cache_model.prices_for(model)  # unknown prices raise before anything is billed
-    ledger = _Ledger(cache_model, cache_model.min_tokens_for(model))
-    times = request_times(requests, think_time_s)
-    costs = tuple(
-        ledger.bill(i, r, now, assumed, prices)
-        for i, (r, (now, assumed)) in enumerate(zip(requests, times, strict=True))
-    )
-    return SessionCost(cache_model.name, model, costs)
-
-
-@dataclass(frozen=True)
-class _Split:
-    """Token positions of one request: [0, hit) read, [hit, write_end) written, rest input."""
-
-    hit: int
-    write_end: int
-    hit_boundary: int  # blocks of the hit prefix (0: no hit)
-    ttl_expiry: int
-    below_minimum: int
-    granularity: int
-    rewrite: int
-    cold_start: int
-
-
-class _Ledger:
-    """The cache state of one account() call (its only owner)."""
-
-    def __init__(self, cache_model: CacheModel, min_tokens: int) -> None:
-        self.m = cache_model
-        self.min_tokens = min_tokens
-        self.ids: dict[tuple[int, str], int] = {}  # (parent prefix id, block key) -> prefix id
-        self.extent: dict[
-            int, int
-        ] = {}  # prefix id -> most blocks an earlier request sent through it
-        self.cached: dict[int, float] = {}  # prefix id -> time the entry was last written or read
-        self.ends: set[int] = set()  # prefix_units: prefixes that ended an input or an output
-
-    def _id(self, parent: int, key: str) -> int:
-        return self.ids.setdefault((parent, key), len(self.ids) + 1)
-
-    def _alive(self, pid: int, now: float) -> bool:
-        used = self.cached.get(pid)
-        ttl = self.m.ttl_seconds
-        return used is not None and (ttl is None or now - used <= ttl)
-
-    def bill(
-        self, index: int, request: CacheRequest, now: float, assumed: bool, prices: ModelPrices
-    ) -> RequestCost:
-        if request.output_tokens < 0 or any(b.tokens < 0 for b in request.blocks):
+    for index, r in enumerate(requests):
+        if r.output_tokens < 0 or any(b.tokens < 0 for b in r.blocks):
             raise ValueError(f"request {index}: token counts must be >= 0")
-        pids = [0]
-        pos = [0]
-        for block in request.blocks:
-            pids.append(self._id(pids[-1], block.key))
-            pos.append(pos[-1] + block.tokens)
-        split = self._split(request, pids, pos, now)
-        self._remember(request, pids, pos, now, split)
-        total = pos[-1]
-
-        def billed(start: int, length: int) -> float:
-            """USD of the tokens [start, start + length) beyond the hit (written, then input)."""
-            end = start + length
-            written = max(0, min(end, split.write_end) - max(start, split.hit))
-            return (written * prices.cache_write + (length - written) * prices.input) / MTOK
-
-        causes: dict[str, CauseCost] = {}
-        cursor = split.hit
-        for cause in ("ttl_expiry", "below_minimum", "granularity", "rewrite", "cold_start"):
-            tokens = getattr(split, cause)
-            causes[cause] = CauseCost(tokens, billed(cursor, tokens))
-            cursor += tokens
-        assert cursor == total, (cursor, total)
-        written = split.write_end - split.hit
-        uncached = total - split.write_end
-        cost = (
-            split.hit * prices.cache_read
-            + written * prices.cache_write
-            + uncached * prices.input
-            + request.output_tokens * prices.output
-        ) / MTOK
-        return RequestCost(
-            index=index,
-            time_s=now,
-            time_assumed=assumed,
-            input_tokens=total,
-            cached_tokens=split.hit,
-            written_tokens=written,
-            uncached_tokens=uncached,
-            output_tokens=request.output_tokens,
-            cost_usd=cost,
-            misses=Misses(**causes),
+    ledger = Ledger(cache_model, cache_model.min_tokens_for(model))
+    times = request_times(requests, think_time_s)
+    costs = []
+    previous: tuple[CacheBlock, ...] = ()
+    for i, (r, (now, assumed)) in enumerate(zip(requests, times, strict=True)):
+        same = 0
+        while same < min(len(r.blocks), len(previous)) and (
+            r.blocks[same].key == previous[same].key
+        ):
+            same += 1
+        flagged = [j + 1 for j, b in enumerate(r.blocks) if b.breakpoint]
+        output_key = r.output_block.key if r.output_block is not None else None
+        split = ledger.bill(
+            i,
+            r.blocks,
+            len(r.blocks),
+            unchanged=same,
+            breakpoints=flagged,
+            output_key=output_key,
+            now=now,
         )
+        costs.append(
+            _priced(
+                i,
+                split,
+                total=ledger.pos[-1],
+                output_tokens=r.output_tokens,
+                now=now,
+                assumed=assumed,
+                prices=prices,
+            )
+        )
+        previous = r.blocks
+    return SessionCost(cache_model.name, model, tuple(costs))
 
-    def _split(self, request: CacheRequest, pids: list[int], pos: list[int], now: float) -> _Split:
-        blocks = len(request.blocks)
-        total = pos[-1]
-        if self.m.kind == "none":
-            return _Split(0, 0, 0, 0, 0, 0, 0, total)
-        shared = 0  # leading blocks an earlier request sent in this order
-        while shared < blocks and pids[shared + 1] in self.extent:
-            shared += 1
-        extent = self.extent.get(pids[shared], 0)
-        rewrite_end = min(extent, blocks) if extent > shared else shared
-        rewrite = pos[rewrite_end] - pos[shared]
-        cold = total - pos[rewrite_end]
 
-        write_end: int | None = None
-        if self.m.kind == "explicit_breakpoints":
-            boundary, reachable, write_end = self._breakpoint_hits(request, pids, pos, shared, now)
-            hit = pos[boundary]
-            below = pos[shared] < self.min_tokens
-        else:
-            # the furthest alive prefix (a longer alive entry holds every shorter prefix)
-            alive = next((i for i in range(shared, 0, -1) if self._alive(pids[i], now)), 0)
-            hit = self._hit_at(pids, pos, alive)
-            boundary = alive if hit else 0
-            reachable = self._hit_at(pids, pos, shared)  # every shared prefix was cached
-            below = reachable == 0
-        if below:
-            ttl, below_min, granularity = 0, pos[shared] - hit, 0
-        else:
-            ttl, below_min, granularity = reachable - hit, 0, pos[shared] - reachable
-            if self.m.kind == "explicit_breakpoints" and shared < min(extent, blocks):
-                # the rewrite moved the match end away from every entry a breakpoint can reach
-                rewrite, granularity = rewrite + granularity, 0
-        if write_end is None or write_end < hit:
-            write_end = hit
-        return _Split(hit, write_end, boundary, ttl, below_min, granularity, rewrite, cold)
+def account_incremental(
+    requests: Sequence[Incremental],
+    cache_model: CacheModel,
+    model: str,
+    *,
+    think_time_s: float = DEFAULT_THINK_TIME_S,
+) -> SessionCost:
+    """`account` of a replay's requests, each billed in the work of what it changed.
 
-    def _hit_at(self, pids: list[int], pos: list[int], boundary: int) -> int:
-        """The automatic hit when the first `boundary` blocks are matched and alive."""
-        matched = pos[boundary]
-        if self.m.kind == "prefix_units":
-            grid = matched - matched % self.m.unit_tokens
-            end = next((pos[i] for i in range(boundary, 0, -1) if pids[i] in self.ends), 0)
-            hit = max(grid, end)
-        else:
-            hit = matched - matched % self.m.step_tokens
-        return hit if hit >= self.min_tokens and hit > 0 else 0
+    Breakpoints sit on the first and the last block of every request (runner.py's rule);
+    a request's model output, where the next request carries it, is its `output_block`.
+    """
+    prices = cache_model.prices_for(model)
+    ledger = Ledger(cache_model, cache_model.min_tokens_for(model))
+    times = request_times(requests, think_time_s)
+    costs = []
+    for i, (r, (now, assumed)) in enumerate(zip(requests, times, strict=True)):
+        if r.output_tokens < 0:
+            raise ValueError(f"request {i}: token counts must be >= 0")
+        n = r.block_count
+        flagged = [1, n] if n > 1 else [1] if n == 1 else []
+        output_key = r.output_block.key if r.output_block is not None else None
+        split = ledger.bill(
+            i,
+            r.slots,
+            n,
+            unchanged=r.unchanged_blocks,
+            breakpoints=flagged,
+            output_key=output_key,
+            now=now,
+        )
+        costs.append(
+            _priced(
+                i,
+                split,
+                total=ledger.pos[-1],
+                output_tokens=r.output_tokens,
+                now=now,
+                assumed=assumed,
+                prices=prices,
+            )
+        )
+    return SessionCost(cache_model.name, model, tuple(costs))
 
-    def _breakpoints(self, request: CacheRequest) -> list[int]:
-        """Boundaries (block count) closed by the breakpoints this request uses."""
-        flagged = [i + 1 for i, b in enumerate(request.blocks) if b.breakpoint]
-        most = self.m.max_breakpoints
-        if len(flagged) <= most:
-            return flagged
-        return flagged[-1:] if most == 1 else [flagged[0], *flagged[-(most - 1) :]]
 
-    def _breakpoint_hits(
-        self, request: CacheRequest, pids: list[int], pos: list[int], shared: int, now: float
-    ) -> tuple[int, int, int | None]:
-        """(hit boundary, hit tokens had nothing expired, write end) for explicit breakpoints."""
-        breakpoints = self._breakpoints(request)
-        reach: set[int] = set()
-        for b in breakpoints:
-            reach.update(range(max(1, b - self.m.lookback_blocks), min(b, shared) + 1))
-        boundary = reachable = 0
-        for i in sorted(reach, reverse=True):
-            if pids[i] in self.cached:
-                reachable = max(reachable, pos[i])
-                if self._alive(pids[i], now):
-                    boundary = i
-                    break
-        eligible = [b for b in breakpoints if pos[b] >= self.min_tokens]
-        write_end = pos[max(eligible)] if eligible else None
-        return boundary, reachable, write_end
+def _priced(
+    index: int,
+    split: Split,
+    *,
+    total: int,
+    output_tokens: int,
+    now: float,
+    assumed: bool,
+    prices: ModelPrices,
+) -> RequestCost:
+    """The request's cost and its missed tokens by cause, from its split."""
 
-    def _remember(
-        self, request: CacheRequest, pids: list[int], pos: list[int], now: float, split: _Split
-    ) -> None:
-        blocks = len(request.blocks)
-        sent = blocks
-        out_pid: int | None = None
-        if self.m.kind == "prefix_units" and self.m.output_cached and request.output_block:
-            out_pid = self._id(pids[-1], request.output_block.key)
-            sent = blocks + 1
-        for pid in (*pids, *(() if out_pid is None else (out_pid,))):
-            if self.extent.get(pid, -1) < sent:
-                self.extent[pid] = sent
-        if self.m.kind == "none":
-            return
-        if self.m.kind == "explicit_breakpoints":
-            for b in self._breakpoints(request):
-                if pos[b] >= self.min_tokens and (
-                    self.m.refresh_on_read or not self._alive(pids[b], now)
-                ):
-                    self.cached[pids[b]] = now
-            if split.hit_boundary and self.m.refresh_on_read:
-                self.cached[pids[split.hit_boundary]] = now
-            return
-        for pid in pids[1:]:  # the whole prompt is stored (a read refreshes, if the rule says so)
-            if self.m.refresh_on_read or not self._alive(pid, now):
-                self.cached[pid] = now
-        if self.m.kind == "prefix_units":
-            self.ends.add(pids[-1])
-            if out_pid is not None:
-                self.cached[out_pid] = now
-                self.ends.add(out_pid)
+    def billed(start: int, length: int) -> float:
+        """USD of the tokens [start, start + length) beyond the hit (written, then input)."""
+        end = start + length
+        written = max(0, min(end, split.write_end) - max(start, split.hit))
+        return (written * prices.cache_write + (length - written) * prices.input) / MTOK
+
+    causes: dict[str, CauseCost] = {}
+    cursor = split.hit
+    for cause in ("ttl_expiry", "below_minimum", "granularity", "rewrite", "cold_start"):
+        tokens = getattr(split, cause)
+        causes[cause] = CauseCost(tokens, billed(cursor, tokens))
+        cursor += tokens
+    assert cursor == total, (cursor, total)
+    written = split.write_end - split.hit
+    uncached = total - split.write_end
+    cost = (
+        split.hit * prices.cache_read
+        + written * prices.cache_write
+        + uncached * prices.input
+        + output_tokens * prices.output
+    ) / MTOK
+    return RequestCost(
+        index=index,
+        time_s=now,
+        time_assumed=assumed,
+        input_tokens=total,
+        cached_tokens=split.hit,
+        written_tokens=written,
+        uncached_tokens=uncached,
+        output_tokens=output_tokens,
+        cost_usd=cost,
+        misses=Misses(**causes),
+    )

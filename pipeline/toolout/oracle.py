@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from pipeline.toolout.policies.base import OutputView, Rendering, compacted, exact
+from pipeline.toolout.policies.base import NEVER, OutputView, Recheck, Rendering, compacted, exact
 from pipeline.toolout.policies.forced_exact import MIN_ELIGIBLE_BYTES, forced_exact
 from pipeline.toolout.policies.modes import DEFAULT_RERUN, deterministic_replacement
 from pipeline.toolout.transcript import Transcript
@@ -44,6 +44,12 @@ class ScheduledPolicy:
             return exact(view, "oracle_keeps", "" if start is None else f"from request {start}")
         text = deterministic_replacement(view.tool_name, view.arguments, view.content, "")
         return compacted(view, text, "deterministic", f"oracle: from request {start}")
+
+    def recheck(self, view: OutputView, rendering: Rendering) -> Recheck:
+        start = self.schedule.get(view.output_index)
+        if rendering.changed or start is None or view.request_index >= start:
+            return NEVER
+        return Recheck(request_index=start)
 
 
 def eligible_outputs(transcript: Transcript) -> list[tuple[int, int]]:

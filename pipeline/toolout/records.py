@@ -109,6 +109,7 @@ DECISIONS = TableSpec(
         Column("gate_net_usd", "float64"),
         Column("gate_would_flip", "bool"),
         Column("gate_regret_usd", "float64"),
+        Column("gate_batch_outputs", "int64"),
     ),
     sort_keys=("row_id", "transcript_id", "output_index", "request_index"),
 )

@@ -30,7 +30,13 @@ from typing import Any
 from pipeline.chat.errors import EndpointError, InfrastructureFault, RequestRejected
 from pipeline.chat.messages import ChatClient
 from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
-from pipeline.toolout.accounting import CacheBlock, CacheRequest, SessionCost, account, link_outputs
+from pipeline.toolout.accounting import (
+    CacheBlock,
+    CacheRequest,
+    SessionCost,
+    account_incremental,
+    link_outputs,
+)
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import (
     Candidate,
@@ -49,14 +55,26 @@ from pipeline.toolout.records import CAUSES, ROW_COLUMNS
 from pipeline.toolout.replay import Position, ReplayedRequest, replay
 from pipeline.toolout.summaries import SummaryBook, fetch
 from pipeline.toolout.tokens import estimate_tokens
-from pipeline.toolout.transcript import Transcript
+from pipeline.toolout.transcript import Corpus, Transcript
 
 DEFAULT_EXPECTED_APPLICATIONS = 6.0  # the seed's compactor setting
 LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never compacted
 
 
+GateKey = tuple[int, str]  # (request index, stage): one batch per request and stage
+MAX_BATCH_PASSES = 4  # replays until each request's batch is the one it was gated with
+
+
 class GateLog:
-    """The model-mode gate of one transcript's replay, and the decisions it took."""
+    """The model-mode gate of one transcript's replay, and the decisions it took.
+
+    The gate charges the candidates of one request together, as the seed's compactor applies
+    a batch: the rewrite premium once from the earliest candidate's position, D summed over
+    them (economics.batch). The policy asks about one output at a time, so the batch of a
+    request is learnt from a replay and the transcript replayed with it (`known`) until every
+    request is gated with exactly the candidates that reach the gate (`converged`). Each
+    candidate's decision is its batch's; `batches` records which outputs went together.
+    """
 
     def __init__(
         self,
@@ -64,13 +82,19 @@ class GateLog:
         model: str,
         n: float,
         where: Position,
+        *,
         summary_cost: Callable[[int], float] = lambda _output: 0.0,
+        known: Mapping[GateKey, Mapping[int, Candidate]] | None = None,
     ) -> None:
+        self.cache_model, self.model = cache_model, model
         self.write_rate, self.read_rate = rates_for(cache_model, model)
         self.n = n
         self.where = where
         self.summary_cost = summary_cost
+        self.known: Mapping[GateKey, Mapping[int, Candidate]] = known or {}
+        self.seen: dict[GateKey, dict[int, Candidate]] = {}
         self.decisions: dict[tuple[int, int], tuple[GateDecision, int]] = {}
+        self.batches: dict[tuple[int, int], tuple[int, ...]] = {}  # (output, request) -> batch
 
     def __call__(self, view: OutputView, candidate_bytes: int) -> tuple[bool, str]:
         """The preflight at 0 candidate bytes, the final check at the summary's size."""
@@ -79,32 +103,53 @@ class GateLog:
             original_tokens=estimate_tokens(view.content),
             compacted_tokens=min(-(-candidate_bytes // 4), estimate_tokens(view.content)),
         )
+        stage = "preflight" if candidate_bytes == 0 else "final"
+        key: GateKey = (view.request_index, stage)
+        self.seen.setdefault(key, {})[view.output_index] = candidate
+        together = dict(self.known.get(key, {}))
+        together[view.output_index] = candidate  # a first pass knows only this one
+        members = sorted(together)
         w, c, prefix = self.write_rate, self.read_rate, self.where.cached_prefix_tokens
-        if candidate_bytes == 0:
-            decision = preflight(
-                [candidate], prefix, future_requests=self.n, write_rate=w, read_rate=c
-            )
+        chosen = [together[o] for o in members]
+        if stage == "preflight":
+            decision = preflight(chosen, prefix, future_requests=self.n, write_rate=w, read_rate=c)
         else:
-            cost = self.summary_cost(view.output_index)
+            cost = sum(self.summary_cost(o) for o in members)
             decision = final(
-                [candidate],
+                chosen,
                 prefix,
                 future_requests=self.n,
                 write_rate=w,
                 read_rate=c,
                 summariser_usd=cost,
             )
-        key = (view.output_index, view.request_index)
-        self.decisions[key] = (decision, self.where.later_requests)
+        at = (view.output_index, view.request_index)
+        self.decisions[at] = (decision, self.where.later_requests)
+        self.batches[at] = tuple(members)
         return decision.approved, decision.reason
+
+    @property
+    def converged(self) -> bool:
+        return self.seen == {k: dict(v) for k, v in self.known.items()}
+
+    def again(self) -> GateLog:
+        """A fresh gate that knows the batches this replay saw."""
+        return GateLog(
+            self.cache_model,
+            self.model,
+            self.n,
+            Position(),
+            summary_cost=self.summary_cost,
+            known=self.seen,
+        )
 
 
 def cache_requests(requests: Sequence[ReplayedRequest]) -> tuple[CacheRequest, ...]:
     """The replay's requests as the cache models account them.
 
-    Blocks are memoised by (role, text, breakpoint): a message repeated on every later request
-    is one key object, so comparing prefixes costs an identity check, not a string compare
-    (docs/benchmarks.md, bench_replay).
+    The general form, for `accounting.account` (tests compare it with the runner's own
+    `account_incremental`, which is told what changed instead). Blocks are memoised by
+    (role, text, breakpoint): a message repeated on every later request is one key object.
     """
     built = []
     memo: dict[tuple[str, str, bool], CacheBlock] = {}
@@ -121,6 +166,13 @@ def cache_requests(requests: Sequence[ReplayedRequest]) -> tuple[CacheRequest, .
     return link_outputs(built)
 
 
+def price(
+    requests: Sequence[ReplayedRequest], cache_model: CacheModel, model: str, think_time_s: float
+) -> SessionCost:
+    """The replay's requests billed under `cache_model`, each in the work of what it changed."""
+    return account_incremental(requests, cache_model, model, think_time_s=think_time_s)
+
+
 class ToolOutRunner:
     """Replays the corpus under one cache model; one unit per policy."""
 
@@ -130,7 +182,7 @@ class ToolOutRunner:
 
     def __init__(
         self,
-        transcripts: Sequence[Transcript],
+        transcripts: Corpus,
         policies: Mapping[str, Mapping[str, Any]],
         cache_model: CacheModel,
         model: str,
@@ -140,7 +192,7 @@ class ToolOutRunner:
         skipped: int,
         live: LiveBudget | None = None,
     ) -> None:
-        self.transcripts = tuple(transcripts)
+        self.transcripts = transcripts  # iterated once per unit, one file at a time
         self.policies = dict(policies)
         self.cache_model = cache_model
         self.model = model
@@ -152,13 +204,7 @@ class ToolOutRunner:
     def _schedule_cost(self, transcript: Transcript) -> Callable[[Schedule], float]:
         def cost(schedule: Schedule) -> float:
             requests = replay(transcript, ScheduledPolicy(schedule), estimate_tokens)
-            priced = account(
-                cache_requests(requests),
-                self.cache_model,
-                self.model,
-                think_time_s=self.think_time_s,
-            )
-            return priced.cost_usd
+            return self._price(requests).cost_usd
 
         return cost
 
@@ -174,16 +220,14 @@ class ToolOutRunner:
             ]
             return max(sent) - min(sent) if sent else 0
 
-        return choose_transcripts(self.transcripts, self.live, removable)
+        return choose_transcripts(list(self.transcripts), self.live, removable)
 
     def _n(self, arm: str) -> float:
         gate_spec = self.policies.get(arm, {}).get("gate", {})
         return float(gate_spec.get("expected_applications", DEFAULT_EXPECTED_APPLICATIONS))
 
     def _price(self, requests: Sequence[ReplayedRequest]) -> SessionCost:
-        return account(
-            cache_requests(requests), self.cache_model, self.model, think_time_s=self.think_time_s
-        )
+        return price(requests, self.cache_model, self.model, self.think_time_s)
 
     async def run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         try:
@@ -201,8 +245,10 @@ class ToolOutRunner:
         sessions: list[Record] = []
         decisions: list[Record] = []
         summaries = 0
-        chosen = self.transcripts if self.live is None else self.live_transcripts()
+        chosen: Corpus = self.transcripts if self.live is None else self.live_transcripts()
+        replayed = 0
         for transcript in chosen:
+            replayed += 1
             requests: Sequence[ReplayedRequest]
             if self.live is None:
                 requests, gate = self._replay(spec.arm, transcript, None)
@@ -220,7 +266,7 @@ class ToolOutRunner:
         row = {
             "cache_model": self.cache_model.name,
             "corpus_sha256": self.corpus_sha256,
-            "transcripts": len(chosen),
+            "transcripts": replayed,
             "transcripts_skipped": self.skipped,
             "replayed_requests": len(turns),
             "input_tokens": sum(t["input_tokens"] for t in turns),
@@ -242,17 +288,27 @@ class ToolOutRunner:
     def _replay(
         self, arm: str, transcript: Transcript, book: SummaryBook | None
     ) -> tuple[list[ReplayedRequest], GateLog]:
-        """One replay; `book` None offline (no summariser: approved candidates stay exact)."""
-        where = Position()
+        """One replay; `book` None offline (no summariser: approved candidates stay exact).
+
+        A policy with a model mode is replayed until its gate's batches converge (GateLog);
+        one that never asks the gate is replayed once.
+        """
         costs = book.cost_of if book is not None else lambda _output: 0.0
-        gate = GateLog(self.cache_model, self.model, self._n(arm), where, costs)
+        gate = GateLog(self.cache_model, self.model, self._n(arm), Position(), summary_cost=costs)
         if arm == ORACLE:
             policy: Policy = ScheduledPolicy(
                 oracle_schedule(transcript, self._schedule_cost(transcript))
             )
-        else:
+            return replay(transcript, policy, estimate_tokens, gate.where), gate
+        for _ in range(MAX_BATCH_PASSES):
             policy = build_policy(self.policies[arm], summaries=ModelSummaries(book, gate))
-        return replay(transcript, policy, estimate_tokens, where), gate
+            requests = replay(transcript, policy, estimate_tokens, gate.where)
+            if gate.converged:
+                return requests, gate
+            gate = gate.again()
+        raise RuntimeError(
+            f"{transcript.id}: the gate's batches did not settle in {MAX_BATCH_PASSES} replays"
+        )
 
     async def _replay_live(
         self, arm: str, transcript: Transcript, client: ChatClient
@@ -311,10 +367,10 @@ def _turns(
                 "cost_usd": priced.cost_usd,
                 **{f"miss_{c}_tokens": misses[c].tokens for c in CAUSES},  # type: ignore[index]
                 **{f"miss_{c}_usd": misses[c].usd for c in CAUSES},  # type: ignore[index]
-                "outputs_visible": len(request.applied),
-                "outputs_changed": sum(a.rendering.changed for a in request.applied),
-                "outputs_new": sum(a.new for a in request.applied),
-                "outputs_reused": sum(a.reuse for a in request.applied),
+                "outputs_visible": request.outputs_visible,
+                "outputs_changed": request.outputs_changed,
+                "outputs_new": request.outputs_new,
+                "outputs_reused": request.outputs_reused,
                 "live_sent": reported is not None,
                 "reported_prompt_tokens": usage.prompt_tokens if usage else None,
                 "reported_cached_tokens": usage.cached_tokens if usage else None,
@@ -348,9 +404,9 @@ def _session(
         "cached_tokens": cost.cached_tokens,
         "output_tokens": sum(r.output_tokens for r in cost.requests),
         "cost_usd": cost.cost_usd,
-        "bytes_removed": sum(a.original_bytes - utf8_len(a.rendering.text) for a in applied),
-        "applications_new": sum(a.new for a in applied),
-        "applications_reused": sum(a.reuse for a in applied),
+        "bytes_removed": sum(r.removed_bytes for r in requests),
+        "applications_new": sum(r.outputs_new for r in requests),
+        "applications_reused": sum(r.outputs_reused for r in requests),
         "outputs_compacted": len({a.output_index for a in applied if a.rendering.changed}),
         "cache_hit_share": cost.cached_tokens / input_tokens if input_tokens else None,
     }
@@ -369,6 +425,7 @@ def _decisions(
     records = []
     shown: dict[int, str] = {}
     for request in requests:
+        cached_prefix = requests[request.index - 1].input_tokens if request.index else 0
         for a in request.applied:
             first_exposure = a.output_index not in shown
             gated = gate.decisions.get((a.output_index, request.index))
@@ -387,10 +444,12 @@ def _decisions(
                 "shown_bytes": utf8_len(a.rendering.text),
                 "original_tokens": estimate_tokens_of(a.original_bytes),
                 "shown_tokens": estimate_tokens(a.rendering.text),
-                # on its first exposure nothing is cached yet, so nothing is rewritten
+                # the span a rewrite here invalidates: the previous request's tokens (its
+                # cached prefix) after the output, never this request's new tail; on its
+                # first exposure nothing is cached yet, so nothing is rewritten
                 "rewritten_tokens": 0
                 if first_exposure
-                else request.input_tokens - a.position_tokens,
+                else max(0, cached_prefix - a.position_tokens),
                 "new": a.new,
                 "later_requests": len(requests) - request.index - 1,
                 "gate_approved": None,
@@ -399,6 +458,7 @@ def _decisions(
                 "gate_net_usd": None,
                 "gate_would_flip": None,
                 "gate_regret_usd": None,
+                "gate_batch_outputs": None,
             }
             if gated is not None:
                 decision, later = gated
@@ -410,6 +470,7 @@ def _decisions(
                     gate_net_usd=decision.net_usd,
                     gate_would_flip=hindsight.would_flip,
                     gate_regret_usd=hindsight.regret_usd,
+                    gate_batch_outputs=len(gate.batches[(a.output_index, request.index)]),
                 )
             records.append(record)
     return records

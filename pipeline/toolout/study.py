@@ -3,7 +3,9 @@
 Units are (priced configuration, policy): the configurations are an offline panel's priced
 models (conf/panel/offline.yaml), each accounted under the cache model its provider names; the
 policies are the arms. The transcripts, policies and cache models are read before anything
-starts (pipeline/studies/toolout.py) and travel inside this value to the workers.
+starts (pipeline/studies/toolout.py); the policies and cache models travel inside this value to
+the workers, the transcripts by reference (a `Corpus`: an index of files each replay reads one
+at a time), never as a pickled copy per actor.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pipeline.toolout.live import LiveBudget
 from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.records import ROW_COLUMNS
 from pipeline.toolout.runner import ToolOutRunner
-from pipeline.toolout.transcript import Transcript
+from pipeline.toolout.transcript import Corpus
 
 CORPUS_FILE = "corpus.json"
 
@@ -53,7 +55,7 @@ class Skipped:
 @dataclass(frozen=True)
 class ToolOutStudy:
     config: ToolOutConfig
-    transcripts: tuple[Transcript, ...]
+    transcripts: Corpus
     skipped: tuple[Skipped, ...]
     sources: Mapping[str, str]  # transcript file -> SHA-256
     policies: Mapping[str, Mapping[str, Any]]

@@ -9,10 +9,10 @@ estimator's error can use them. Pure values: importers do the I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -74,6 +74,15 @@ class Transcript:
     def requests(self) -> int:
         """Requests the harness sent: one per assistant turn."""
         return sum(m.role == "assistant" for m in self.messages)
+
+
+class Corpus(Protocol):
+    """Transcripts a replay iterates, as often as it needs: a tuple, or an index of files
+    read one at a time (pipeline/studies/toolout.py), so no process holds the corpus."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Transcript]: ...
 
 
 class TranscriptError(ValueError):

@@ -41,15 +41,21 @@ def transcript(outputs: int = 3) -> Transcript:
 def test_one_request_per_assistant_turn_holding_every_earlier_message() -> None:
     requests = replay(transcript(3), policy("control"), estimate_tokens)
     assert [len(r.blocks) for r in requests] == [2, 4, 6, 8]
-    assert [len(r.applied) for r in requests] == [0, 1, 2, 3]
+    assert [r.outputs_visible for r in requests] == [0, 1, 2, 3]
+    # control never changes an output: it is asked once, on its first exposure
+    assert [[a.output_index for a in r.applied] for r in requests] == [[], [0], [1], [2]]
+    every = replay(transcript(3), policy("control"), estimate_tokens, recheck=False)
+    assert [len(r.applied) for r in every] == [0, 1, 2, 3]
 
 
 def test_first_pass_compacts_on_first_exposure_and_reuses_the_same_bytes_later() -> None:
     requests = replay(transcript(3), policy("deterministic"), estimate_tokens)
     first = requests[1].applied[0]
     assert first.rendering.changed and first.new and not first.reuse
-    later = [r.applied[0] for r in requests[2:]]
+    every = replay(transcript(3), policy("deterministic"), estimate_tokens, recheck=False)
+    later = [r.applied[0] for r in every[2:]]
     assert all(a.reuse and not a.new and a.rendering.text == first.rendering.text for a in later)
+    assert [r.outputs_reused for r in requests] == [0, 0, 1, 2]
     assert removed_bytes(requests) > 0
 
 
@@ -63,6 +69,42 @@ def test_control_changes_nothing_and_removes_no_bytes() -> None:
     requests = replay(transcript(3), policy("control"), estimate_tokens)
     assert removed_bytes(requests) == 0
     assert not any(a.rendering.changed for r in requests for a in r.applied)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in POLICIES.glob("*.yaml")))
+def test_asking_only_when_recheck_says_shows_the_same_text_as_asking_every_time(name: str) -> None:
+    """Issue 20: skipping the outputs a policy's `recheck` says cannot change alters nothing."""
+    from pipeline.toolout.importers import import_file
+
+    chosen = policy(name)
+    files = [f for corpus in ("swe-agent", "openhands", "tau-bench") for f in shipped(corpus)[:4]]
+    for source in files:
+        for t in import_file(read(source), source).transcripts[:3]:
+            fast = replay(t, chosen, estimate_tokens)
+            every = replay(t, chosen, estimate_tokens, recheck=False)
+            assert [r.blocks for r in fast] == [r.blocks for r in every], t.id
+            fields = ("outputs_changed", "outputs_new", "removed_bytes", "input_tokens")
+            for a, b in zip(fast, every, strict=True):
+                assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+
+
+def test_swe_agent_last_n_recheck_wakes_exactly_when_the_output_is_elided() -> None:
+    from pipeline.toolout.policies import LastNObservations, OutputView
+
+    for n, polling in ((5, 1), (5, 5), (3, 2), (1, 4)):
+        rule = LastNObservations("w", n=n, polling=polling)
+        for p in range(12):
+
+            def view(later: int, p: int = p) -> OutputView:
+                return OutputView(
+                    tool_name="bash", arguments="", content="x\ny", output_index=p,
+                    first_request=0, request_index=0, exposures=0, later_outputs=later, intent="",
+                )  # fmt: skip
+
+            elided = [rule.render(view(k)).changed for k in range(40)]
+            wake = rule.recheck(view(0), rule.render(view(0))).later_outputs
+            first = elided.index(True) if not elided[0] else 0
+            assert elided[0] or wake == first, (n, polling, p)
 
 
 def _cost(corpus_file: str, cache_model: str, model: str, arm: str) -> float:

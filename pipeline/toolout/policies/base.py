@@ -117,6 +117,26 @@ def compacted(view: OutputView, text: str, mode: Mode, detail: str = "") -> Rend
     return Rendering(text, mode, reason, text != view.content, detail)
 
 
+@dataclass(frozen=True)
+class Recheck:
+    """When the replay must next ask a policy about an output it has just rendered.
+
+    Until then the policy promises the same text for that output (its mode, reason and detail
+    may differ, the bytes do not). Conditions combine: the earliest request meeting any of
+    them is asked; none set means never again. Every condition is monotone in the request
+    (later requests show more outputs and more bytes), so a skipped request cannot change.
+    """
+
+    next_request: bool = False
+    request_index: int | None = None  # ask at this request
+    later_outputs: int | None = None  # ask once this many outputs follow the output
+    request_bytes: int | None = None  # ask once the uncompacted request holds this many bytes
+
+
+NEVER = Recheck()
+NEXT_REQUEST = Recheck(next_request=True)
+
+
 class Policy(Protocol):
     """A compaction policy: one arm of the study."""
 
@@ -130,6 +150,10 @@ class Policy(Protocol):
 
     def render(self, view: OutputView) -> Rendering: ...
 
+
+# A policy may also define `recheck(view, rendering) -> Recheck`: when its rendering of that
+# output could next change. The replay asks a policy without it about every visible output on
+# every request (correct, and quadratic in the transcript's length).
 
 Summariser = Callable[[OutputView], str | None]
 """An intent-guided summary of the view's output, or None when none could be had."""

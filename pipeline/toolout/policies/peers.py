@@ -47,8 +47,12 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from pipeline.toolout.policies.base import (
+    BYTES_PER_TOKEN,
+    NEVER,
+    NEXT_REQUEST,
     OutputView,
     Policy,
+    Recheck,
     Rendering,
     compacted,
     estimate_tokens,
@@ -68,6 +72,9 @@ class ControlPolicy:
 
     def render(self, view: OutputView) -> Rendering:
         return exact(view, "control")
+
+    def recheck(self, view: OutputView, rendering: Rendering) -> Recheck:
+        return NEVER
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,16 @@ class ClearToolUses:
                 return exact(view, "clear_at_least_unmet", f"{freed} tokens")
         return compacted(view, self.placeholder, "cleared")
 
+    def recheck(self, view: OutputView, rendering: Rendering) -> Recheck:
+        """Below the trigger: once the request passes it; kept recent: once `keep` follow."""
+        if rendering.changed or rendering.reason == "excluded_tool":
+            return NEVER
+        if rendering.reason == "below_trigger":  # ceil(bytes / 4) > trigger
+            return Recheck(request_bytes=self.trigger * BYTES_PER_TOKEN + 1)
+        if rendering.reason == "kept_recent":
+            return Recheck(later_outputs=self.keep)
+        return NEXT_REQUEST  # clear_at_least_unmet: the clearable total grows
+
     def _clearable_tokens(self, view: OutputView) -> int:
         """Tokens clearing every candidate of this request would free (placeholder netted)."""
         if view.visible_outputs is None:
@@ -134,6 +151,14 @@ class LastNObservations:
         lines = len(view.content.splitlines())
         return compacted(view, f"Old environment output: ({lines} lines omitted)", "elided")
 
+    def recheck(self, view: OutputView, rendering: Rendering) -> Recheck:
+        """Exact until the visible count K has (K + 1) // polling * polling > p + 1 + n."""
+        if rendering.changed:
+            return NEVER
+        p = view.output_index
+        multiple = ((p + 1 + self.n) // self.polling + 1) * self.polling
+        return Recheck(later_outputs=multiple - p - 2)
+
 
 @dataclass(frozen=True)
 class ObservationMasking:
@@ -149,6 +174,11 @@ class ObservationMasking:
         if 2 * view.later_outputs < self.attention_window:
             return exact(view, "within_window")
         return compacted(view, self.placeholder, "masked")
+
+    def recheck(self, view: OutputView, rendering: Rendering) -> Recheck:
+        if rendering.changed:
+            return NEVER
+        return Recheck(later_outputs=(self.attention_window + 1) // 2)
 
 
 _ELIDED_BLOCK = re.compile(r"<elided_chars>\n\d+ characters elided\n</elided_chars>")
@@ -190,6 +220,9 @@ class TruncateOnArrival:
             f"<output_tail>\n{tail}\n</output_tail>"
         )
         return compacted(view, shown, "truncated")
+
+    def recheck(self, view: OutputView, rendering: Rendering) -> Recheck:
+        return NEVER  # a pure function of the output
 
 
 # -- building from data ---------------------------------------------------------------------

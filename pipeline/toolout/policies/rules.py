@@ -21,7 +21,16 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, Literal, cast, get_args
 
-from pipeline.toolout.policies.base import ModelSummaries, OutputView, Policy, Rendering, exact
+from pipeline.toolout.policies.base import (
+    NEVER,
+    NEXT_REQUEST,
+    ModelSummaries,
+    OutputView,
+    Policy,
+    Recheck,
+    Rendering,
+    exact,
+)
 from pipeline.toolout.policies.forced_exact import forced_exact
 from pipeline.toolout.policies.modes import render_deterministic, render_keyword, render_model
 from pipeline.toolout.policies.peers import PEER_KINDS, build_peer
@@ -81,6 +90,25 @@ class RulePolicy:
         if rule.mode == "keyword":
             return render_keyword(view, where)
         return render_model(view, self.summaries, where)
+
+    def recheck(self, view: OutputView, rendering: Rendering) -> Recheck:
+        """Ask again on the next request only while a later exposure can change the text.
+
+        A compacted text never changes (stable); the forced-exact layer, exact and source
+        rules and a decided deterministic or keyword rendering are pure functions of the
+        output. Waiting for a first exposure, and a model candidate the gate or summariser
+        kept exact (the gate prices the output's position, which moves), are asked again.
+        """
+        if rendering.changed:
+            return NEVER
+        if rendering.reason == "first_exposure":
+            return NEXT_REQUEST
+        if rendering.reason in ("no_tool_name", "unmatched", "gate_closed"):
+            return NEVER
+        if forced_exact(view.tool_name, view.content) is not None:
+            return NEVER
+        found = self.rule_for(view.tool_name)
+        return NEXT_REQUEST if found is not None and found[1].mode == "model" else NEVER
 
 
 # -- building from data ---------------------------------------------------------------------

@@ -1,0 +1,267 @@
+"""The cache state of one account() call, updated in time proportional to what changed.
+
+accounting.py states the rules (what hits, what is written, the causes); this module keeps
+the state they read: every prefix an earlier request sent (a trie of prefix ids), how many
+blocks an earlier request sent through each (`extent`), when each entry was last written or
+read (`cached`) and, for `prefix_units`, which prefixes ended an input or an output (`ends`).
+
+Incremental, as the replay is: a request shares its first `unchanged` blocks with the one
+before it, so their prefix ids and token positions are kept, not rebuilt. The prefixes of the
+last request (the *path*) carry their extent and (where every read refreshes the entry) their
+time lazily, as one value for the whole path; a prefix that leaves the path (a rewrite, or a
+shorter request) gets its own values written out first. So a request costs work in the new and
+changed blocks, plus the scan from the first changed block that the prefix match needs.
+Equal to a full rebuild by construction (tests/golden/test_golden_toolout_replay.py pins it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from pipeline.toolout.cache_models import CacheModel
+
+
+class Keyed(Protocol):
+    """A block as the cache sees it: equal keys are equal bytes."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def tokens(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Split:
+    """Token positions of one request: [0, hit) read, [hit, write_end) written, rest input."""
+
+    hit: int
+    write_end: int
+    hit_boundary: int  # blocks of the hit prefix (0: no hit)
+    ttl_expiry: int
+    below_minimum: int
+    granularity: int
+    rewrite: int
+    cold_start: int
+
+
+class Ledger:
+    """The cache state of one transcript's requests, in order (its only owner)."""
+
+    def __init__(self, cache_model: CacheModel, min_tokens: int) -> None:
+        self.m = cache_model
+        self.min_tokens = min_tokens
+        self.ids: dict[tuple[int, str], int] = {}  # (parent prefix id, block key) -> prefix id
+        self.extent: dict[int, int] = {}  # prefix id -> most blocks a request sent through it
+        self.cached: dict[int, float] = {}  # prefix id -> time the entry was last written/read
+        self.ends: set[int] = set()  # prefix_units: prefixes that ended an input or an output
+        self.pids = [0]  # the current request's prefix ids by depth (0: the empty prefix)
+        self.pos = [0]  # its token positions by depth
+        # prefix_units: the deepest depth <= d of the current request whose prefix is in `ends`
+        # (0: none), kept beside `pids` so the hit's end unit is found without a walk
+        self.end_below = [0]
+        # The path: depths 0..path_depth hold the last request's prefixes, whose extent is at
+        # least path_sent and (lazy_time) whose entry was last used at path_time.
+        self.path_depth = -1
+        self.path_sent = 0
+        self.path_time = 0.0
+        automatic = cache_model.kind in ("automatic_prefix", "prefix_units")
+        self.lazy_time = automatic and cache_model.refresh_on_read
+
+    # -- the path's lazy values ---------------------------------------------------------------
+
+    def _leave_path(self, depth: int) -> None:
+        """Write out the values of the path's prefixes deeper than `depth`."""
+        for d in range(depth + 1, self.path_depth + 1):
+            pid = self.pids[d]
+            if self.extent.get(pid, -1) < self.path_sent:
+                self.extent[pid] = self.path_sent
+            if self.lazy_time and d > 0:
+                self.cached[pid] = self.path_time
+        self.path_depth = min(self.path_depth, depth)
+
+    def _in_extent(self, depth: int) -> bool:
+        return depth <= self.path_depth or self.pids[depth] in self.extent
+
+    def _extent_at(self, depth: int) -> int:
+        stored = self.extent.get(self.pids[depth])
+        if depth <= self.path_depth:
+            return self.path_sent if stored is None else max(stored, self.path_sent)
+        return 0 if stored is None else stored
+
+    def _time_at(self, depth: int) -> float | None:
+        if self.lazy_time and 0 < depth <= self.path_depth:
+            return self.path_time
+        return self.cached.get(self.pids[depth])
+
+    def _alive_at(self, depth: int, now: float) -> bool:
+        used = self._time_at(depth)
+        ttl = self.m.ttl_seconds
+        return used is not None and (ttl is None or now - used <= ttl)
+
+    def _alive(self, pid: int, now: float) -> bool:
+        used = self.cached.get(pid)
+        ttl = self.m.ttl_seconds
+        return used is not None and (ttl is None or now - used <= ttl)
+
+    def _id(self, parent: int, key: str) -> int:
+        return self.ids.setdefault((parent, key), len(self.ids) + 1)
+
+    # -- one request ----------------------------------------------------------------------------
+
+    def bill(
+        self,
+        index: int,
+        blocks: Sequence[Keyed],
+        count: int,
+        *,
+        unchanged: int,
+        breakpoints: Sequence[int],
+        output_key: str | None,
+        now: float,
+    ) -> Split:
+        """The split of `blocks[:count]`, whose first `unchanged` blocks are the previous
+        request's; `breakpoints` are the boundaries (block counts) the request flags."""
+        keep = max(0, min(unchanged, count, len(self.pids) - 1))
+        self._leave_path(keep)
+        del self.pids[keep + 1 :]
+        del self.pos[keep + 1 :]
+        del self.end_below[keep + 1 :]
+        for i in range(keep, count):
+            block = blocks[i]
+            if block.tokens < 0:
+                raise ValueError(f"request {index}: token counts must be >= 0")
+            pid = self._id(self.pids[-1], block.key)
+            self.pids.append(pid)
+            self.pos.append(self.pos[-1] + block.tokens)
+            self.end_below.append(i + 1 if pid in self.ends else self.end_below[-1])
+        used = self._breakpoints(breakpoints)
+        split = self._split(count, used, now)
+        self._remember(count, used, output_key, now, split)
+        return split
+
+    def _split(self, blocks: int, breakpoints: list[int], now: float) -> Split:
+        pos = self.pos
+        total = pos[-1]
+        if self.m.kind == "none":
+            return Split(0, 0, 0, 0, 0, 0, 0, total)
+        # leading blocks an earlier request sent in this order (the path's all were)
+        shared = max(0, min(self.path_depth, blocks))
+        while shared < blocks and self._in_extent(shared + 1):
+            shared += 1
+        extent = self._extent_at(shared)
+        rewrite_end = min(extent, blocks) if extent > shared else shared
+        rewrite = pos[rewrite_end] - pos[shared]
+        cold = total - pos[rewrite_end]
+
+        write_end: int | None = None
+        if self.m.kind == "explicit_breakpoints":
+            boundary, reachable, write_end = self._breakpoint_hits(breakpoints, shared, now)
+            hit = pos[boundary]
+            below = pos[shared] < self.min_tokens
+        else:
+            # the furthest alive prefix (a longer alive entry holds every shorter prefix)
+            alive = self._furthest_alive(shared, now)
+            hit = self._hit_at(alive)
+            boundary = alive if hit else 0
+            reachable = self._hit_at(shared)  # every shared prefix was cached
+            below = reachable == 0
+        if below:
+            ttl, below_min, granularity = 0, pos[shared] - hit, 0
+        else:
+            ttl, below_min, granularity = reachable - hit, 0, pos[shared] - reachable
+            if self.m.kind == "explicit_breakpoints" and shared < min(extent, blocks):
+                # the rewrite moved the match end away from every entry a breakpoint can reach
+                rewrite, granularity = rewrite + granularity, 0
+        if write_end is None or write_end < hit:
+            write_end = hit
+        return Split(hit, write_end, boundary, ttl, below_min, granularity, rewrite, cold)
+
+    def _furthest_alive(self, shared: int, now: float) -> int:
+        """The deepest depth <= shared whose entry is alive (0: none).
+
+        Below the path's depth every lazy entry has the path's time: alive all, or none.
+        """
+        lazy_top = self.path_depth if self.lazy_time else 0
+        for depth in range(shared, max(lazy_top, 0), -1):
+            if self._alive_at(depth, now):
+                return depth
+        if lazy_top > 0 and self._alive_at(min(shared, lazy_top), now):
+            return min(shared, lazy_top)
+        return 0  # a lazy entry's stored time is older than the path's, so dead too
+
+    def _hit_at(self, boundary: int) -> int:
+        """The automatic hit when the first `boundary` blocks are matched and alive."""
+        pos = self.pos
+        matched = pos[boundary]
+        if self.m.kind == "prefix_units":
+            grid = matched - matched % self.m.unit_tokens
+            end = pos[self.end_below[boundary]]  # pos[0] = 0: no end unit
+            hit = max(grid, end)
+        else:
+            hit = matched - matched % self.m.step_tokens
+        return hit if hit >= self.min_tokens and hit > 0 else 0
+
+    def _breakpoints(self, flagged: Sequence[int]) -> list[int]:
+        """Boundaries (block count) closed by the breakpoints this request uses."""
+        most = self.m.max_breakpoints
+        if len(flagged) <= most:
+            return list(flagged)
+        return list(flagged[-1:]) if most == 1 else [flagged[0], *flagged[-(most - 1) :]]
+
+    def _breakpoint_hits(
+        self, breakpoints: list[int], shared: int, now: float
+    ) -> tuple[int, int, int | None]:
+        """(hit boundary, hit tokens had nothing expired, write end) for explicit breakpoints."""
+        pids, pos = self.pids, self.pos
+        reach: set[int] = set()
+        for b in breakpoints:
+            reach.update(range(max(1, b - self.m.lookback_blocks), min(b, shared) + 1))
+        boundary = reachable = 0
+        for i in sorted(reach, reverse=True):
+            if pids[i] in self.cached:
+                reachable = max(reachable, pos[i])
+                if self._alive(pids[i], now):
+                    boundary = i
+                    break
+        eligible = [b for b in breakpoints if pos[b] >= self.min_tokens]
+        write_end = pos[max(eligible)] if eligible else None
+        return boundary, reachable, write_end
+
+    def _remember(  # noqa: PLR0912 - one branch per cache kind's rule, as accounting.py lists
+        self, blocks: int, breakpoints: list[int], output_key: str | None, now: float, split: Split
+    ) -> None:
+        pids, pos = self.pids, self.pos
+        sent = blocks
+        out_pid: int | None = None
+        if self.m.kind == "prefix_units" and self.m.output_cached and output_key is not None:
+            out_pid = self._id(pids[-1], output_key)
+            sent = blocks + 1
+        if sent < self.path_sent:
+            self._leave_path(-1)  # a shorter request: the path's extent cannot be lowered
+        if not self.lazy_time and self.m.kind in ("automatic_prefix", "prefix_units"):
+            for pid in pids[1:]:  # stored; a read refreshes nothing, so only dead ones reset
+                if not self._alive(pid, now):
+                    self.cached[pid] = now
+        self.path_depth, self.path_sent, self.path_time = blocks, sent, now
+        if out_pid is not None and self.extent.get(out_pid, -1) < sent:
+            self.extent[out_pid] = sent
+        if self.m.kind == "none":
+            return
+        if self.m.kind == "explicit_breakpoints":
+            for b in breakpoints:
+                if pos[b] >= self.min_tokens and (
+                    self.m.refresh_on_read or not self._alive(pids[b], now)
+                ):
+                    self.cached[pids[b]] = now
+            if split.hit_boundary and self.m.refresh_on_read:
+                self.cached[pids[split.hit_boundary]] = now
+            return
+        if self.m.kind == "prefix_units":
+            self.ends.add(pids[-1])
+            self.end_below[-1] = len(pids) - 1
+            if out_pid is not None:
+                self.cached[out_pid] = now
+                self.ends.add(out_pid)
