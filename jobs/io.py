@@ -16,9 +16,10 @@ Decisions:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -103,19 +104,29 @@ def _temporary(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
-def write_parquet(frame: pl.DataFrame, path: Path) -> Path:
+@contextlib.contextmanager
+def _atomic(path: Path) -> Iterator[Path]:
+    """A temporary name to write, renamed to `path` on success; on a failed write (a full
+    disk) the temporary is removed and the error names `path`, not the temporary."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = _temporary(path)
-    frame.write_parquet(temporary)
-    os.replace(temporary, path)
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
+def write_parquet(frame: pl.DataFrame, path: Path) -> Path:
+    with _atomic(path) as temporary:
+        frame.write_parquet(temporary)
     return path
 
 
 def write_text(text: str, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = _temporary(path)
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    with _atomic(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
     return path
 
 
@@ -126,12 +137,12 @@ def write_json(payload: object, path: Path) -> Path:
 def write_png(figure: SavableFigure, path: Path) -> Path:
     """A tight bounding box, so no axis label is clipped; the figure's label, if any (the
     SIMULATED description, jobs/figures_common.py), becomes the PNG's Description."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = _temporary(path)
     label = figure.get_label()
     metadata = {"Description": str(label)} if label else {}
-    figure.savefig(str(temporary), format="png", dpi=120, bbox_inches="tight", metadata=metadata)
-    os.replace(temporary, path)
+    with _atomic(path) as temporary:
+        figure.savefig(
+            str(temporary), format="png", dpi=120, bbox_inches="tight", metadata=metadata
+        )
     return path
 
 

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "serve": "serve a simulated or local endpoint until stopped",
     "cache": "the response cache: path, list, prune or clear (a run's or the shared one)",
     "traces": "scan reasoning traces (length, quality) or class chat templates offline",
+    "view": "browse run directories in a local web viewer, or --export one HTML file",
 }
 
 

@@ -71,11 +71,12 @@ def with_flags(
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    from jobs.outcome_frame import framed
     from pipeline import studies
     from pipeline.store.analysis_inputs import analyzed
 
     run_dir = require_run_dir(args.run_dir)
-    definition = studies.of_run(run_dir)
+    definition = framed(studies.of_run(run_dir))  # the shared outcome frame
     analysis = with_flags(
         manifest_analysis(run_dir),
         args,

@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline.carrier.grade import ExpectedFact, Grade, grade
 from pipeline.commands.args import CommandParser
+from pipeline.user_files import read_bounded
 from pipeline.usererror import UserError
 
 
@@ -29,11 +30,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+GRADE_FILE_MAX_BYTES = 16 * 2**20  # an answer or carrier is a few kB; a FIFO or device never
+
+
 def _read_text(path: Path, what: str) -> str:
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"{what} file not found: {path}")
+    # a FIFO, a device, a directory or a huge file: one line, never a hang (issue 19)
+    data = read_bounded(
+        path, max_bytes=GRADE_FILE_MAX_BYTES, cap_name="grade's file limit", what=f"{what} file"
+    )
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"{what} file is not UTF-8 text: {path} ({exc.reason})") from exc
 

@@ -18,15 +18,23 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TextIO
 
 import polars as pl
 
 from pipeline.commands.analyze import require_run_dir
 from pipeline.commands.args import CommandParser
-from pipeline.commands.query_guard import check_read_only
+from pipeline.commands.query_bounds import (
+    DEFAULT_MAX_MEMORY_MB,
+    DEFAULT_TIMEOUT_S,
+    QueryLimits,
+    run_bounded,
+)
+from pipeline.commands.query_guard import check_read_only, tokenize
 from pipeline.usererror import UserError
 
 
@@ -35,6 +43,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("run_dir", type=Path, help="a run directory")
     parser.add_argument("sql", help="a Polars SQL query over the run's tables (rows, plan, ...)")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    parser.add_argument(
+        "--timeout-s",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help=f"stop a query that runs longer (default {DEFAULT_TIMEOUT_S:g}; 0: no limit)",
+    )
+    parser.add_argument(
+        "--max-memory-mb",
+        type=int,
+        default=DEFAULT_MAX_MEMORY_MB,
+        help=f"the query process's address space (default {DEFAULT_MAX_MEMORY_MB}; 0: no limit)",
+    )
     return parser
 
 
@@ -55,6 +75,8 @@ def run_tables(run_dir: Path) -> dict[str, pl.LazyFrame]:
 def run_query(run_dir: Path, sql: str) -> pl.DataFrame:
     """The query's result; UserError for a missing or corrupt run dir, a query that reaches
     beyond the run's tables (checked before anything runs), or a failing query."""
+    if not tokenize(sql):  # blank, or comments only
+        raise UserError("empty query: give one SQL statement, e.g. 'select count(*) from rows'")
     frames = run_tables(run_dir)
     context = pl.SQLContext(frames=frames, register_globals=False)
     try:
@@ -109,15 +131,70 @@ def check_csv_scalar(result: pl.DataFrame) -> None:
         )
 
 
-def main(argv: list[str]) -> int:
+TABLE_CELL_CHARS = 60  # longest string shown in a table cell
+TABLE_ROWS = 100
+
+
+def _column_width(result: pl.DataFrame, name: str) -> int:
+    """Characters the table needs for one column (header, dtype, shown values, borders)."""
+    values = result.get_column(name).head(TABLE_ROWS).to_list()
+    longest = max((min(len(str(v)), TABLE_CELL_CHARS + 1) for v in values), default=0)
+    return max(len(name), len(str(result.schema[name])), longest) + 3
+
+
+def _column_groups(result: pl.DataFrame, width: int) -> list[list[str]]:
+    """Columns in groups that each fit `width`, so no header is cut (issue 19)."""
+    groups: list[list[str]] = [[]]
+    used = 1
+    for name in result.columns:
+        need = _column_width(result, name)
+        if groups[-1] and used + need > width:
+            groups.append([])
+            used = 1
+        groups[-1].append(name)
+        used += need
+    return groups
+
+
+def print_table(result: pl.DataFrame, out: TextIO) -> None:
+    """The result as text tables: one, or as many as it takes to show every header whole."""
+    width = max(80, shutil.get_terminal_size((200, 24)).columns)
+    groups = _column_groups(result, width)
+    config = {"tbl_rows": TABLE_ROWS, "tbl_cols": -1, "fmt_str_lengths": TABLE_CELL_CHARS}
+    if len(groups) == 1:
+        with pl.Config(tbl_width_chars=width, **config):  # type: ignore[arg-type]
+            print(result, file=out)
+        return
+    total, first = len(result.columns), 1
+    print(
+        f"{total} columns do not fit {width} characters: shown in {len(groups)} parts "
+        "(or use --format csv)",
+        file=out,
+    )
+    for group in groups:
+        print(f"columns {first}-{first + len(group) - 1} of {total}:", file=out)
+        with pl.Config(tbl_width_chars=10 * width, **config):  # type: ignore[arg-type]
+            print(result.select(group), file=out)
+        first += len(group)
+
+
+def query_to(argv: list[str], out: TextIO) -> None:
+    """Run the query `argv` describes and write its result to `out` (in this process)."""
     args = _parser().parse_args(argv)
     result = run_query(args.run_dir, args.sql)
     if args.format == "csv":
         check_csv_scalar(result)
-        sys.stdout.write(result.write_csv())
+        out.write(result.write_csv())
     elif args.format == "json":
-        sys.stdout.write(result.write_json() + "\n")
+        out.write(result.write_json() + "\n")
     else:
-        with pl.Config(tbl_rows=100, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
-            print(result)
-    return 0
+        print_table(result, out)
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)  # bad arguments are refused here, before any child
+    limits = QueryLimits(timeout_s=args.timeout_s, max_memory_mb=args.max_memory_mb)
+    if limits.unbounded:
+        query_to(argv, sys.stdout)
+        return 0
+    return run_bounded(argv, limits)

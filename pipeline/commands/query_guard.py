@@ -60,7 +60,9 @@ _FILE_SUFFIX = re.compile(
 )
 
 _WORD = re.compile(r"[\w$@#]+")
-_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_]\w*)?\$")
+# sqlparser (Polars' lexer, generic dialect): `$`, any run of alphanumerics or `_` (a digit
+# may come first: `$1$'$1$` is the string `'`), `$`; a `$1` not closed by `$` is a placeholder
+_DOLLAR_TAG = re.compile(r"\$\w*\$")
 
 
 def check_read_only(sql: str, tables: Sequence[str]) -> None:

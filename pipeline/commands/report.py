@@ -19,11 +19,12 @@ def main(argv: list[str]) -> int:
     parser = CommandParser("report", description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path, help="a sweep's run directory")
     args = parser.parse_args(argv)
+    from jobs.outcome_frame import framed
     from pipeline import studies
     from pipeline.store.analysis_inputs import reported
 
     run_dir = require_run_dir(args.run_dir)
-    definition = studies.of_run(run_dir)
+    definition = framed(studies.of_run(run_dir))  # the shared outcome frame
     path = reported(
         run_dir,
         definition.layout,

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jobs.outcome_frame import framed
 from pipeline import studies
 from pipeline.config import compose, selects_panel, study_choice
 from pipeline.store.reader import RunDirError, validate_run_dir
@@ -55,7 +56,7 @@ def resolve_start(overrides: Sequence[str]) -> SweepStart:
         recorded = [str(o) for o in manifest.extra.get("overrides", [])]
         effective = [*recorded, *[o for o in overrides if not o.startswith("resume=")]]
         effective.append(f"resume={resume_dir}")
-    definition = studies.resolve(study_choice(effective))
+    definition = framed(studies.definition(study_choice(effective)))  # the shared outcome frame
     if definition.default_panel is not None and not selects_panel(effective):
         effective.append(f"+panel={definition.default_panel}")
     composed = compose(effective)
@@ -75,14 +76,14 @@ def execute_sweep(overrides: Sequence[str], **options: Any) -> SweepEnd:
     """`pipeline.sweep.execute.execute_sweep` of these overrides (a SweepEnd)."""
     from pipeline.sweep.execute import execute_sweep as execute
 
-    return execute(resolve_start(overrides), **options)
+    return execute(overrides, resolve=resolve_start, **options)
 
 
 def run_sweep(overrides: Sequence[str], **options: Any) -> Path:
     """`pipeline.sweep.execute.run_sweep` of these overrides: the run directory."""
     from pipeline.sweep.execute import run_sweep as run
 
-    return run(resolve_start(overrides), **options)
+    return run(overrides, resolve=resolve_start, **options)
 
 
 def prepare(overrides: Sequence[str]) -> Prepared:

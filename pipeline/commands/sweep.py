@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     from pipeline.commands.start import resolve_start
     from pipeline.sweep.execute import execute_sweep
 
-    end = execute_sweep(resolve_start(argv))  # the study, resolved once, handed down
+    end = execute_sweep(argv, resolve=resolve_start)  # the CLI resolves the study, once
     print(end.message, file=sys.stderr, flush=True)
     print(end.run_dir)
     sys.stdout.flush()

@@ -116,6 +116,21 @@ class EndpointConfig:
     limits: Limits = field(default_factory=Limits)
     prices: Prices = field(default_factory=Prices)
     local: LocalModelSpec | None = None
+    # the sampling values this endpoint accepts, [low, high] (OpenAI: temperature 0-2, top_p
+    # 0-1; other providers accept less: declare it in the panel entry). Checked before the
+    # first request (pipeline/endpoints/sampling.py).
+    temperature_range: tuple[float, ...] = (0.0, 2.0)
+    top_p_range: tuple[float, ...] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        for name in ("temperature_range", "top_p_range"):
+            bounds = getattr(self, name)
+            if len(bounds) != 2 or not 0 <= bounds[0] <= bounds[1]:
+                raise ConfigError(
+                    f"{self.config_id}: {name} must be [low, high] with 0 <= low <= high, "
+                    f"not {list(bounds)}"
+                )
+        check_range(f"{self.config_id}: max_output_tokens", self.max_output_tokens, at_least=1)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ Decisions (docs/protocol.md, "The embedded local panel"):
 - Security: bound to 127.0.0.1 with a per-run random API key. The key reaches the server
   through its environment (`LLAMA_API_KEY`, never argv, which `ps` shows) and the client
   through `FOLDSWEEP_LOCAL_API_KEY`; only that variable's name is ever written anywhere.
-  `LLAMA_ARG_*` variables of the caller are dropped so a stray one cannot change the server.
+  The server gets a minimal environment (`server_environment`): no caller's API key, and no
+  `LLAMA_ARG_*` variable that could change the server. CORS allows only the server's own
+  origin, without credentials (llama-server's default reflects any Origin with credentials).
 - Readiness is GET /health answering 200; a process that exits first fails at once with the
   last line of its log and the meaning of its exit (`server_deaths`).
 - Each process gets its own session (process group), so a terminal's Ctrl-C does not reach it
@@ -104,6 +106,10 @@ def server_command(binary: Path, model_path: Path, port: int, spec: LocalModelSp
         "--cache-ram", str(CACHE_RAM_MIB),
         "--jinja",
         "--no-webui",
+        # CORS: llama-server reflects any Origin with credentials by default; only the
+        # server's own origin now, without credentials (no browser page reaches it)
+        "--cors-origins", f"http://{HOST}:{port}",
+        "--no-cors-credentials",
     ]  # fmt: skip
     template = template_path(spec)
     if template is not None:
@@ -111,10 +117,20 @@ def server_command(binary: Path, model_path: Path, port: int, spec: LocalModelSp
     return argv
 
 
+# What a llama-server needs of the caller's environment (issue 19): a path, a home, a
+# locale, a temp dir and a library path; plus the markers that find a run's processes again
+# (pipeline/sweep/orphans.py, the reliability harness). Nothing else, so no API key
+# (OPENROUTER_API_KEY, ...) and no stray LLAMA_ARG_* override reaches the server.
+_SERVER_ENV = frozenset({"PATH", "HOME", "LANG", "TZ", "TMPDIR", "LD_LIBRARY_PATH"})
+_SERVER_ENV_PREFIXES = ("LC_", "FOLDSWEEP_TEST_MARKER", "FOLDSWEEP_RAY_TEMP_DIR")
+
+
 def server_environment(api_key: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The caller's environment without LLAMA_ARG_* overrides, plus the server's API key."""
+    """A minimal environment (the allow-list above), plus the server's API key."""
     source = os.environ if base is None else base
-    env = {k: v for k, v in source.items() if not k.startswith("LLAMA_ARG_")}
+    env = {
+        k: v for k, v in source.items() if k in _SERVER_ENV or k.startswith(_SERVER_ENV_PREFIXES)
+    }
     env["LLAMA_API_KEY"] = api_key
     return env
 

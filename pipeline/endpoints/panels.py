@@ -40,6 +40,7 @@ from pipeline.config import (
 )
 from pipeline.endpoints.catalog import Catalog, CatalogEntry, load_catalog, recency_cutoff
 from pipeline.endpoints.limit_groups import check_limit_groups
+from pipeline.user_files import read_bounded
 from pipeline.usererror import UserError
 
 KINDS = ("hosted", "local", "sim", "endpoint", "offline")
@@ -245,16 +246,25 @@ def check_secrets(panel: PanelConfig | PanelResolution) -> None:
         )
 
 
+PANEL_FILE_MAX_BYTES = 4 * 2**20  # hundreds of configurations take a few kB
+
+
 def read_panel_file(path: Path | str) -> tuple[EndpointConfig, ...]:
     """Parse a panel file: a YAML mapping with one key, `configs`, a list of EndpointConfigs.
 
     Parsed strictly: an unknown key anywhere is a one-line error naming file and position.
     """
     file = Path(path)
+    data = read_bounded(  # a FIFO, a device, a directory or a huge file: one line (issue 19)
+        file,
+        max_bytes=PANEL_FILE_MAX_BYTES,
+        cap_name="a panel file's limit",
+        what="endpoint.panel_file",
+    )
     try:
-        doc: Any = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"endpoint.panel_file {file}: cannot read ({exc.strerror})") from None
+        doc: Any = yaml.safe_load(data.decode("utf-8"))
+    except RecursionError:
+        raise UserError(f"endpoint.panel_file {file}: YAML nested too deeply") from None
     except UnicodeDecodeError as exc:
         raise UserError(
             f"endpoint.panel_file {file}: not a UTF-8 text file (byte {exc.start} is "

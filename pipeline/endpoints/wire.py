@@ -35,6 +35,7 @@ from pipeline.chat.messages import ChatRequest, ChatResponse, ResponseSchema
 from pipeline.config.schema import EndpointConfig, Prices
 from pipeline.config.strict import ConfigError
 from pipeline.endpoints.http_status import excerpt
+from pipeline.endpoints.sampling import check_request
 from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
 
 RESPONSE_FORMS = ("json_schema", "json_object_schema", "none")
@@ -162,6 +163,7 @@ def build_body(
     endpoint: EndpointConfig, request: ChatRequest, *, send_seed: bool = True
 ) -> tuple[dict[str, Any], bool]:
     """The JSON body of POST /chat/completions, and whether the schema was adapted."""
+    check_request(endpoint, request)  # a value the endpoint refuses never goes out
     body: dict[str, Any] = {
         "model": endpoint.model,
         "messages": body_messages(request),

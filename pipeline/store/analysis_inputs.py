@@ -20,6 +20,7 @@ then reads every part in full to name the damaged one (`find_damaged_part`).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -116,18 +117,39 @@ def find_damaged_part(run_dir: Path, layout: Layout) -> RunDirError | None:
     return None
 
 
+# A write that failed for want of room (or a filesystem that turned read-only): not a bug
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS})
+
+
+class OutputNotWritten(RunDirError):
+    """An analysis output could not be written (a full disk); the rows are untouched."""
+
+
+def not_written(run_dir: Path, exc: OSError) -> OutputNotWritten:
+    return OutputNotWritten(
+        f"could not write {exc.filename!r} ({exc.strerror}); the rows are safe in "
+        f"{str(run_dir)!r}: free some space, then `python -m pipeline analyze {run_dir}` "
+        "finishes the job"
+    )
+
+
 def analyzed(run_dir: Path, layout: Layout, analyze: Callable[[], T]) -> T:
-    """Run `analyze` over the run's tables and record what it read (see the module docstring)."""
+    """Run `analyze` over the run's tables and record what it read (see the module docstring).
+
+    A full disk while an output is written is one line naming the file (`OutputNotWritten`).
+    """
     before = fingerprint(run_dir, layout)
     try:
         result = analyze()
-    except (pl.exceptions.PolarsError, pa.ArrowException, OSError):
+        record = {"format": FORMAT, "parts": {name: asdict(p) for name, p in before.items()}}
+        write_json_atomic(run_dir / ANALYSIS_DIR / INPUTS_FILE, record)
+    except (pl.exceptions.PolarsError, pa.ArrowException, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
+            raise not_written(run_dir, exc) from None
         damaged = find_damaged_part(run_dir, layout)
         if damaged is not None:
             raise damaged from None
         raise  # not the data: a bug, crash loudly
-    record = {"format": FORMAT, "parts": {name: asdict(p) for name, p in before.items()}}
-    write_json_atomic(run_dir / ANALYSIS_DIR / INPUTS_FILE, record)
     return result
 
 
@@ -144,4 +166,9 @@ def reported(run_dir: Path, layout: Layout, report: Callable[[], T], analyze: Ca
             f"{run_dir / ANALYSIS_DIR} is older than the tables it came from ({changed[0]}"
             f"{more} changed since); run `python -m pipeline analyze {run_dir}` first"
         )
-    return report()
+    try:
+        return report()
+    except OSError as exc:
+        if exc.errno in _NO_ROOM:
+            raise not_written(run_dir, exc) from None
+        raise

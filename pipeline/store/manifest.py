@@ -77,6 +77,9 @@ EXTRA_SCHEMA: Mapping[str, ExtraKey] = {
     "local_servers": ExtraKey(_is(dict), "object", "the local servers this run started on"),
     "totals": ExtraKey(_is(dict), "object", "the last session's attempts, requests and cost"),
     "error": ExtraKey(_is(str), "string", "the one line that ended a failed session"),
+    "lock_takeovers": ExtraKey(
+        _list_of(dict), "list of objects", "stale run-dir locks taken over (holder, by whom)"
+    ),
     "aborted": ExtraKey(_is(bool), "boolean", "a second signal stopped the session at once"),
 }
 """Every key the manifest's `extra` may hold (issue 18: typed, not a bag). A key not listed

@@ -18,7 +18,6 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from jobs.outcome_frame import Framed, framed
 from pipeline.store.layout import Layout, layout_for
 from pipeline.store.manifest import Manifest, load_manifest
 from pipeline.store.reader import RunDirError
@@ -90,11 +89,6 @@ def definition(name: str) -> StudyDefinition:
     return _LOADED[name]
 
 
-def resolve(name: str) -> Framed:
-    """The study `name` inside the shared outcome frame: what the CLI hands down."""
-    return framed(definition(name))
-
-
 def layout(study: StudyDefinition) -> Layout:
     """The run-directory layout of a study's runs."""
     return layout_for(study.row_columns, study.tables)
@@ -141,10 +135,12 @@ def check_tables_belong(run_dir: Path, study: StudyDefinition) -> None:
         )
 
 
-def of_run(run_dir: Path) -> Framed:
-    """The study a run directory belongs to, from its manifest (RunDirError if it has none),
-    inside the shared outcome frame; a run whose rows are another study's is refused."""
-    found = resolve(study_of(load_manifest(run_dir)))
+def of_run(run_dir: Path) -> StudyDefinition:
+    """The study a run directory belongs to, from its manifest (RunDirError if it has none);
+    a run whose rows are another study's is refused. The CLI puts it in the shared outcome
+    frame (jobs.outcome_frame.framed); the registry imports no job, so readers such as the
+    viewer can use it."""
+    found = definition(study_of(load_manifest(run_dir)))
     check_tables_belong(run_dir, found)
     return found
 
@@ -158,6 +154,5 @@ __all__ = [
     "names",
     "of_run",
     "register",
-    "resolve",
     "study_of",
 ]

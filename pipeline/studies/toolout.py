@@ -10,7 +10,7 @@ ones with their reasons. No readable transcript at all is a one-line error.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,12 @@ from pipeline.config.strict import ConfigError
 from pipeline.store.layout import Layout, layout_for
 from pipeline.study import Column, TableSpec
 from pipeline.toolout.config import ToolOutConfig, toolout_config
-from pipeline.toolout.importers import detect, import_file
+from pipeline.toolout.importers import detect, import_file, within_output_cap
 from pipeline.toolout.policies import build_policy
 from pipeline.toolout.records import ROW_COLUMNS, TABLES
 from pipeline.toolout.study import Skipped, ToolOutStudy
-from pipeline.toolout.transcript import Transcript
+from pipeline.toolout.transcript import Transcript, TranscriptError
+from pipeline.user_files import MB, UnreadableFile, read_bounded
 from pipeline.usererror import UserError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -53,18 +54,24 @@ def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     return specs
 
 
+def _transcript_root(cfg: ToolOutConfig) -> Path:
+    if cfg.transcripts_dir is None:
+        return DATA_DIR / "transcripts"
+    root = Path(cfg.transcripts_dir)
+    if not root.is_dir():
+        raise ConfigError(f"study.transcripts_dir {str(root)!r} is not a directory")
+    return root
+
+
 def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
     """(path, source shown in messages, corpus or None to detect) of every transcript file.
 
     A user's file is named relative to `study.transcripts_dir`, so its transcript id is
     `jsonl/<file stem>` (docs/tables.md) and no absolute path reaches a table.
     """
+    root = _transcript_root(cfg)
     if cfg.transcripts_dir is not None:
-        root = Path(cfg.transcripts_dir)
-        if not root.is_dir():
-            raise ConfigError(f"study.transcripts_dir {root} is not a directory")
         return [(p, p.relative_to(root).as_posix(), "jsonl") for p in sorted(root.glob("*.jsonl"))]
-    root = DATA_DIR / "transcripts"
     files: list[tuple[Path, str, str | None]] = []
     for corpus in cfg.corpora:
         for path in sorted((root / corpus).rglob("*")):
@@ -72,6 +79,15 @@ def _transcript_files(cfg: ToolOutConfig) -> list[tuple[Path, str, str | None]]:
             if path.suffix in TRANSCRIPT_SUFFIXES and detect(source) is not None:
                 files.append((path, source, None))
     return files
+
+
+def _read_transcript_file(path: Path, max_bytes: int, root: Path | None) -> bytes:
+    return read_bounded(path, max_bytes=max_bytes, cap_name="study.max_file_mb", root=root)
+
+
+def _skips(source: str, errors: Sequence[TranscriptError]) -> list[Skipped]:
+    """The source is said once, by the warning (a TranscriptError's str repeats it)."""
+    return [Skipped(source, f"{error.record}: {error.problem}") for error in errors]
 
 
 @dataclass(frozen=True)
@@ -100,19 +116,22 @@ class CorpusFiles:
     """
 
     files: tuple[CorpusFile, ...]
+    max_file_bytes: int = 64 * MB  # study.max_file_mb: the same bounds on every read
+    max_output_bytes: int = 8 * MB  # study.max_output_mb
 
     def __len__(self) -> int:
         return sum(f.transcripts for f in self.files)
 
     def __iter__(self) -> Iterator[Transcript]:
         for f in self.files:
-            data = Path(f.path).read_bytes()
+            data = _read_transcript_file(Path(f.path), self.max_file_bytes, None)
             if hashlib.sha256(data).hexdigest() != f.sha256:
                 raise CorpusChangedError(
                     f"transcript file {f.source} changed since the sweep read it; "
                     "restore it or start a new run"
                 )
-            yield from import_file(data, f.source, f.corpus).transcripts
+            transcripts = import_file(data, f.source, f.corpus).transcripts
+            yield from within_output_cap(transcripts, self.max_output_bytes)[0]
 
 
 def read_corpus(
@@ -121,24 +140,37 @@ def read_corpus(
     """The corpus index, the skipped files and records, and every file's SHA-256.
 
     Each file is read and imported once here (so bad files are named before anything
-    starts) and then dropped: the driver keeps the index, not the transcripts.
+    starts) and then dropped: the driver keeps the index, not the transcripts. Reads are
+    bounded (pipeline/user_files.py: regular files only, study.max_file_mb, no symlink out of
+    the directory), and a transcript with a message over study.max_output_mb is skipped.
     """
     files: list[CorpusFile] = []
     skipped: list[Skipped] = []
     sources: dict[str, str] = {}
-    for path, source, corpus in _transcript_files(cfg):
-        data = path.read_bytes()
+    max_file, max_output = int(cfg.max_file_mb * MB), int(cfg.max_output_mb * MB)
+    root, found = _transcript_root(cfg), _transcript_files(cfg)
+    for path, source, corpus in found:
+        try:
+            data = _read_transcript_file(path, max_file, root)
+        except UnreadableFile as exc:
+            skipped.append(Skipped(source, exc.reason))
+            continue
         digest = sources[source] = hashlib.sha256(data).hexdigest()
         outcome = import_file(data, source, corpus)
-        if outcome.transcripts:
-            count = len(outcome.transcripts)
-            files.append(CorpusFile(str(path.resolve()), source, corpus, digest, count))
-        skipped += [Skipped(source, str(error)) for error in outcome.errors]
-        del data, outcome
-    transcripts = CorpusFiles(tuple(files))
+        kept, too_big = within_output_cap(outcome.transcripts, max_output)
+        if kept:
+            files.append(CorpusFile(str(path.resolve()), source, corpus, digest, len(kept)))
+        skipped += _skips(source, [*outcome.errors, *too_big])
+        del data, outcome, kept
+    transcripts = CorpusFiles(tuple(files), max_file, max_output)
     if not len(transcripts):
-        where = cfg.transcripts_dir or ", ".join(cfg.corpora)
-        raise ConfigError(f"no readable transcript in {where}; see the skipped files above")
+        where = repr(cfg.transcripts_dir) if cfg.transcripts_dir else ", ".join(cfg.corpora)
+        if not found:
+            kind = "*.jsonl file" if cfg.transcripts_dir else "transcript file"
+            raise ConfigError(f"no {kind} in {where}")
+        raise ConfigError(
+            f"no readable transcript in {where}; see the {len(skipped)} skipped above"
+        )
     return transcripts, skipped, sources
 
 

@@ -138,14 +138,16 @@ def init_ray(
     *,
     dashboard: bool = False,
 ) -> None:
-    """Start a private loopback instance (address=local) or join a cluster (auto / URL).
+    """Start a private instance on this machine (address=local) or join a cluster (auto / URL).
 
     The private instance runs without Ray's dashboard unless `dashboard` (ray.dashboard=true)
     asks for it, and prints nothing of its own: Ray 2.60 logs a token-authentication notice
     on every local start (ray/_private/authentication/authentication_token_setup.py), which
-    is silenced for that start only. Token authentication itself stays on: the instance's
-    GCS and raylet listen on every interface, not only loopback. Joining a cluster is left
-    exactly as Ray does it.
+    is silenced for that start only. Token authentication itself stays on: Ray 2.60 binds the
+    instance's GCS, raylet, workers and agents on every interface, and `_node_ip_address`
+    changes neither those sockets nor the advertised GCS address (docs/reliability.md,
+    issue 19), so the token is what keeps other hosts out. Joining a cluster is left exactly
+    as Ray does it.
     """
     for name, value in LOOPBACK_ENV.items():
         os.environ.setdefault(name, value)

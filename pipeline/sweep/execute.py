@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +21,7 @@ from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
 from pipeline.sweep.budget import budget_set
+from pipeline.sweep.claim import claimed_session
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
 from pipeline.sweep.history import (
     session_index,
@@ -50,8 +51,6 @@ from pipeline.sweep.run import (
     new_manifest,
     plan_rows,
     plan_specs,
-    prepare,
-    prepare_run_dir,
     publication_dates,
     schedule_closure,
     worker_settings,
@@ -59,7 +58,7 @@ from pipeline.sweep.run import (
 from pipeline.sweep.servers import EndpointServers
 from pipeline.sweep.session import RunSession
 from pipeline.sweep.sink import Sink
-from pipeline.sweep.start import SweepStart
+from pipeline.sweep.start import StartResolver
 from pipeline.sweep.worker import WorkerSettings
 from pipeline.usererror import UserError
 
@@ -225,20 +224,24 @@ class SweepEnd:
 
 
 def run_sweep(
-    start: SweepStart,
+    overrides: Sequence[str],
     *,
+    resolve: StartResolver,
     analyze: bool = True,
     sim_servers: Literal["process", "thread"] = "process",
 ) -> Path:
     """Run (or resume) a sweep; returns the run directory (`execute_sweep` says how it ended).
     `sim_servers`: where a sim panel's servers run, a child process (default, off the driver's
     GIL) or a thread of this one."""
-    return execute_sweep(start, analyze=analyze, sim_servers=sim_servers).run_dir
+    return execute_sweep(
+        overrides, resolve=resolve, analyze=analyze, sim_servers=sim_servers
+    ).run_dir
 
 
 def execute_sweep(
-    start: SweepStart,
+    overrides: Sequence[str],
     *,
+    resolve: StartResolver,
     analyze: bool = True,
     sim_servers: Literal["process", "thread"] = "process",
 ) -> SweepEnd:
@@ -247,11 +250,19 @@ def execute_sweep(
     Bad input raises a UserError before anything starts. Once the run directory exists, every
     outcome is returned: the manifest is closed with its status, the study's analysis and
     report run once (the nothing-ran report when the run has no rows) and SweepEnd carries the
-    exit code and text.
+    exit code and text. The run dir is locked for the whole session (claim.py): a second
+    session on it is refused before it reads or cleans anything. `resolve` is the entry
+    point's (pipeline.commands.start.resolve_start): it resolves the study, called under the
+    lock, so the engine never looks a study up.
     """
-    p = prepare(start)  # the study arrives resolved (pipeline.commands.start), never looked up
+    with claimed_session(overrides, resolve) as p:
+        return _execute_claimed(p, analyze=analyze, sim_servers=sim_servers)
+
+
+def _execute_claimed(
+    p: Prepared, *, analyze: bool, sim_servers: Literal["process", "thread"]
+) -> SweepEnd:
     warning = schedule_closure(p).warning() if p.study.order_matters else None
-    p = prepare_run_dir(p)
     import ray  # after validation: bad input fails fast, before Ray is even imported
 
     dates = publication_dates(p.resolution)
@@ -453,5 +464,6 @@ def _ending(
         report=report,
         run_dir=run_dir,
         cache_hits=int(manifest.extra.get("totals", {}).get("cache_hits", 0)),
+        budget=p.cfg.budget,
     )
     return SweepEnd(run_dir, status, summary.EXIT_OK, paragraph, report)

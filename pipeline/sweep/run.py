@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +31,7 @@ from pipeline.endpoints.panels import (
     materialize,
     resolve,
 )
+from pipeline.endpoints.sampling import check_sampling
 from pipeline.store.layout import Layout, layout_for
 from pipeline.store.manifest import Manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
@@ -71,6 +72,13 @@ class Prepared:
         return self.resolution.kind == "sim"
 
 
+def resume_dir_of(overrides: Sequence[str]) -> Path | None:
+    for item in overrides:
+        if item.startswith("resume=") and item.split("=", 1)[1] not in ("", "null"):
+            return Path(item.split("=", 1)[1])
+    return None
+
+
 # Overrides that hold for one session only and are not recorded: a later resume must not
 # inherit permission to change the config.
 _SESSION_ONLY = ("resume=", "allow_config_change=")
@@ -100,6 +108,7 @@ def prepare(start: SweepStart) -> Prepared:
     check_secrets(resolution)
     for inc in resolution.included:  # a runner that cannot be built fails here, not in an actor
         study.runner(inc.endpoint)
+        check_sampling(inc.endpoint, temperature=cfg.temperature)  # its declared range
     inputs = study.inputs
     if resume_dir is not None and manifest is not None:
         check_resume_compatible(
@@ -262,8 +271,10 @@ def new_manifest(p: Prepared) -> Manifest:
 
 
 def schedule_closure(p: Prepared) -> ScheduleClosure:
-    """Whether this sweep's execution group closes its schedule (one group per sweep)."""
-    return closure(p.cfg.schedule, len(p.study.arms()), p.cfg.repeats)
+    """Whether this sweep's execution group closes its schedule (one group per sweep), per
+    configuration and across the panel's configurations."""
+    configs = len(p.resolution.included)
+    return closure(p.cfg.schedule, len(p.study.arms()), p.cfg.repeats, max(1, configs))
 
 
 def plan_specs(p: Prepared) -> list[UnitSpec]:

@@ -29,14 +29,28 @@ def run_stamp() -> str:
 
 def claim_run_dir(candidate: Path) -> Path:
     """Create and return `candidate`, or its first free `-N` sibling if another sweep has it."""
-    candidate.parent.mkdir(parents=True, exist_ok=True)
-    for n in range(1, MAX_SAME_NAME + 1):
-        path = candidate if n == 1 else candidate.with_name(f"{candidate.name}-{n}")
-        try:
-            path.mkdir()
-        except FileExistsError:
-            continue
-        return path
+    try:
+        candidate.parent.mkdir(parents=True, exist_ok=True)
+        for n in range(1, MAX_SAME_NAME + 1):
+            path = candidate if n == 1 else candidate.with_name(f"{candidate.name}-{n}")
+            try:
+                path.mkdir()
+            except FileExistsError:
+                continue
+            return path
+    except OSError as exc:  # a file, a path under a file, /proc, /sys, a read-only filesystem
+        raise out_dir_error(candidate.parent, exc) from None
     raise RunDirError(
         f"{candidate} and {MAX_SAME_NAME - 1} siblings already exist; choose another out_dir"
+    )
+
+
+def out_dir_error(out_dir: Path, exc: OSError) -> RunDirError:
+    """One line for an out_dir no run directory can be made in (issue 19)."""
+    why = exc.strerror or type(exc).__name__
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        why = "it, or a folder on its path, is a file"
+    return RunDirError(
+        f"out_dir {str(out_dir)!r}: cannot create a run directory there ({why}); "
+        "choose a writable directory, e.g. out_dir=runs"
     )

@@ -82,7 +82,11 @@ def closing_repeats(name: str, n: int, repeats: int) -> int:
 
 @dataclass(frozen=True)
 class ScheduleClosure:
-    """Whether one execution group's repeats complete the schedule's cycles, and what would."""
+    """Whether one execution group's repeats complete the schedule's cycles, and what would.
+
+    `closes` is per configuration; `panel_closes` is the panel as a whole, whose blocks tile
+    the cycle end to end (the row offset above): `configs * repeats` rows from row 0.
+    """
 
     schedule: str
     arms: int
@@ -90,17 +94,35 @@ class ScheduleClosure:
     cycle_length: int
     closes: bool
     closing_repeats: int
+    configs: int = 1
+    panel_closes: bool = False
+    panel_closing_repeats: int = 0
 
     def warning(self) -> str | None:
-        """One line for the sweep log when the repeats leave a cycle unfinished, else None."""
-        if self.closes:
+        """One line when the panel as a whole leaves a cycle unfinished, else None.
+
+        A panel that balances as a whole (the default: 2 configurations x 2 repeats over 4
+        Williams rows) gets no warning, even though no single configuration closes (issue 19).
+        """
+        if self.panel_closes:
             return None
         # A closed Latin square still confounds carryover, so promise only what closing buys.
         balance = "position" if self.schedule == "latin" else "position and carryover"
+        if self.configs == 1:
+            return (
+                f"schedule {self.schedule} over {self.arms} arms does not close with "
+                f"{self.repeats} repeats: use repeats={self.closing_repeats} (or a multiple of "
+                f"{self.cycle_length}) for {balance} balance"
+            )
+        each = ""
+        if self.panel_closing_repeats != self.closing_repeats:
+            each = f" (repeats={self.closing_repeats} balances each configuration too)"
         return (
-            f"schedule {self.schedule} over {self.arms} arms does not close with "
-            f"{self.repeats} repeats: use repeats={self.closing_repeats} (or a multiple of "
-            f"{self.cycle_length}) for {balance} balance"
+            f"schedule {self.schedule} over {self.arms} arms does not balance across the panel: "
+            f"{self.configs} configurations x {self.repeats} repeats = "
+            f"{self.configs * self.repeats} rows, not a multiple of its {self.cycle_length}-row "
+            f"cycle; use repeats={self.panel_closing_repeats} for panel-level {balance} "
+            f"balance{each}"
         )
 
     def as_record(self) -> dict[str, str | int | bool]:
@@ -112,13 +134,18 @@ class ScheduleClosure:
             "cycle_length": self.cycle_length,
             "closes": self.closes,
             "closing_repeats": self.closing_repeats,
+            "configs": self.configs,
+            "panel_closes": self.panel_closes,
+            "panel_closing_repeats": self.panel_closing_repeats,
         }
 
 
-def closure(name: str, n: int, repeats: int) -> ScheduleClosure:
-    """The closure value of schedule ``name`` over ``n`` arms and ``repeats`` repeats."""
+def closure(name: str, n: int, repeats: int, configs: int = 1) -> ScheduleClosure:
+    """The closure value of schedule ``name`` over ``n`` arms, ``repeats`` repeats and a panel
+    of ``configs`` configurations."""
     _check_repeats(repeats)
     length = cycle_length(name, n)
+    panel_repeats = next(r for r in range(repeats, repeats + length) if configs * r % length == 0)
     return ScheduleClosure(
         schedule=name,
         arms=n,
@@ -126,6 +153,9 @@ def closure(name: str, n: int, repeats: int) -> ScheduleClosure:
         cycle_length=length,
         closes=repeats % length == 0,
         closing_repeats=closing_repeats(name, n, repeats),
+        configs=configs,
+        panel_closes=configs * repeats % length == 0,
+        panel_closing_repeats=panel_repeats,
     )
 
 

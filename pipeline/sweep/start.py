@@ -8,6 +8,7 @@ composes the config once and configures the study, then passes this value down. 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,3 +33,8 @@ class SweepStart:
     study: Study
     resume_dir: Path | None = None
     manifest: Manifest | None = None  # the resumed run's, as it was found
+
+
+StartResolver = Callable[[Sequence[str]], SweepStart]
+"""The entry point's resolution of a session's overrides (pipeline.commands.start), which the
+engine calls once it holds the run dir's lock (pipeline/sweep/claim.py)."""

@@ -22,6 +22,7 @@ import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
+from pipeline.config.schema import BudgetConfig
 from pipeline.store.manifest import OutcomeCounts
 
 EXIT_OK = 0
@@ -67,6 +68,7 @@ def summary_paragraph(
     report: Path | None,
     run_dir: Path,
     cache_hits: int = 0,
+    budget: BudgetConfig | None = None,
 ) -> str:
     """The paragraph a completed (or budget-stopped) sweep prints on stderr (`cost_usd` and
     `requests`: what the run paid and sent, all sessions; `cache_hits`: this session's)."""
@@ -84,12 +86,25 @@ def summary_paragraph(
     words.append(f"Cost USD {cost_usd:.4f} over {requests} requests.")
     if cache_hits:
         words.append(f"{cache_hits} replies came from the response cache, at no cost.")
-    if status == "budget_exhausted":
-        words.append(
-            f"To run the rest under a larger budget: {resume_command(run_dir)} budget.usd=N."
-        )
-    words.append(f"Report: {report}." if report is not None else "No report (analysis skipped).")
-    return _wrap(" ".join(words))
+    tail = f"Report: {report}." if report is not None else "No report (analysis skipped)."
+    if status != "budget_exhausted":
+        return _wrap(" ".join([*words, tail]))
+    # the command a user copies goes alone on its own line, never wrapped (issue 19)
+    words.append("To run the rest under a larger budget:")
+    command = f"{resume_command(run_dir)} {budget_advice(budget, cost_usd, requests)}"
+    return "\n".join([_wrap(" ".join(words)), f"  {command}", _wrap(tail)])
+
+
+def budget_advice(budget: BudgetConfig | None, cost_usd: float, requests: int) -> str:
+    """The override(s) that raise the budget that stopped the sweep: those spent, or (when
+    the next attempt would have overspent) every budget that is set."""
+    limits = {
+        "budget.usd": (budget.usd if budget else None, cost_usd),
+        "budget.requests": (budget.requests if budget else None, requests),
+    }
+    set_limits = {k: (limit, spent) for k, (limit, spent) in limits.items() if limit is not None}
+    reached = [key for key, (limit, spent) in set_limits.items() if spent >= limit]
+    return " ".join(f"{key}=N" for key in (reached or list(set_limits) or ["budget.usd"]))
 
 
 def stopped_line(counts: OutcomeCounts | None, signum: int | None, run_dir: Path) -> str:

@@ -40,9 +40,14 @@ class ToolOutConfig:
     # provider -> cache-model file name when they differ (an endpoint's provider otherwise)
     cache_model_for: dict[str, str] = field(default_factory=dict)
     live: LiveConfig = field(default_factory=LiveConfig)
+    # bounds on what a transcript file may bring into memory (issue 19); bigger is skipped
+    max_file_mb: float = 64.0  # a transcript file, checked before it is read
+    max_output_mb: float = 8.0  # one message's content (a tool output), after parsing
 
     def __post_init__(self) -> None:
         check_range("study.think_time_s", self.think_time_s, at_least=0)
+        check_range("study.max_file_mb", self.max_file_mb, above=0)
+        check_range("study.max_output_mb", self.max_output_mb, above=0)
         unknown = sorted(set(self.corpora) - set(CORPORA))
         if unknown:
             raise ConfigError(

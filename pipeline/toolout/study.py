@@ -91,7 +91,7 @@ class ToolOutStudy:
                 "transcripts": len(self.transcripts),
                 "skipped": self.corpus_record["skipped"],
             },
-            warnings=tuple(f"skipped {s.source}: {s.reason}" for s in self.skipped),
+            warnings=tuple(f"skipped {s.source!r}: {s.reason}" for s in self.skipped),
         )
 
     def arms(self) -> Sequence[str]:

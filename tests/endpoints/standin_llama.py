@@ -1,7 +1,9 @@
 """A stand-in for the llama-server binary: a stdlib HTTP server that can die on cue.
 
 Written to an executable file by `write_standin`, so the code under test spawns it exactly as
-it spawns llama-server (argv, environment, process group). `STANDIN_MODE` picks a behaviour:
+it spawns llama-server (argv, environment, process group). The mode is read from
+`standin.json` next to the executable (the server's environment is an allow-list, so an
+environment variable would not reach it); `mode` picks a behaviour:
 
     ok                    /health 200, /props, completions answered
     sigill_on_completion  the first POST /v1/chat/completions kills the process with SIGILL,
@@ -11,6 +13,7 @@ it spawns llama-server (argv, environment, process group). `STANDIN_MODE` picks 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -20,9 +23,12 @@ STANDIN = r"""
 import http.server, json, os, resource, signal, sys
 argv = sys.argv[1:]
 port = int(argv[argv.index("--port") + 1])
-mode = os.environ.get("STANDIN_MODE", "ok")
-with open(os.environ["STANDIN_ARGV_LOG"], "a") as f:
-    f.write(json.dumps({"argv": argv, "key": os.environ.get("LLAMA_API_KEY")}) + "\n")
+with open(os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "standin.json")) as f:
+    settings = json.load(f)
+mode = settings["mode"]
+with open(settings["argv_log"], "a") as f:
+    record = {"argv": argv, "key": os.environ.get("LLAMA_API_KEY"), "env": sorted(os.environ)}
+    f.write(json.dumps(record) + "\n")
 
 class H(http.server.BaseHTTPRequestHandler):
     def _send(self, status, body):
@@ -69,9 +75,9 @@ def write_standin(directory: Path) -> Path:
 
 def standin_env(directory: Path, mode: str) -> dict[str, str]:
     """Environment that makes the code under test spawn the stand-in in `mode`."""
+    settings = {"mode": mode, "argv_log": str(directory / "argv.jsonl")}
+    (directory / "standin.json").write_text(json.dumps(settings))
     return {
         "FOLDSWEEP_LLAMA_SERVER": str(write_standin(directory)),
-        "STANDIN_MODE": mode,
-        "STANDIN_ARGV_LOG": str(directory / "argv.jsonl"),
         "PATH": os.environ.get("PATH", ""),
     }

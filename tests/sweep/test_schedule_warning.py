@@ -21,3 +21,17 @@ def test_closed_schedule_gives_no_warning_and_the_manifest_records_it(tmp_path: 
     prepare_run_dir(p)
     (record,) = new_manifest(p).extra["schedule"]
     assert record["closes"] is True and record["cycle_length"] == 2
+
+
+def test_the_default_local_panel_does_not_warn_about_its_own_schedule(tmp_path: Path) -> None:
+    """`make sweep`: 2 local configurations x 2 repeats over 4 arms is one Williams cycle."""
+    p = prepare([f"out_dir={tmp_path}"])
+    assert len(p.resolution.included) == 2 and len(p.study.arms()) == 4
+    assert schedule_closure(p).warning() is None
+
+
+def test_a_sim_panel_that_does_not_tile_warns_naming_the_panel(tmp_path: Path) -> None:
+    sweep = ["+panel=sim", "sim.configs=3", "arms=[j,q,m,t]", "repeats=2"]
+    p = prepare([*sweep, f"out_dir={tmp_path}"])
+    warning = schedule_closure(p).warning() or ""
+    assert "across the panel: 3 configurations x 2 repeats = 6 rows" in warning

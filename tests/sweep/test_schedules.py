@@ -149,6 +149,9 @@ def test_closure_record_is_json_ready_for_the_manifest() -> None:
         "cycle_length": 26,
         "closes": False,
         "closing_repeats": 26,
+        "configs": 1,
+        "panel_closes": False,
+        "panel_closing_repeats": 26,
     }
     assert json.loads(json.dumps(record)) == record
     assert set(record) == {field.name for field in fields(ScheduleClosure)}
@@ -252,3 +255,33 @@ def test_half_an_odd_williams_cycle_is_not_balanced(n: int) -> None:
 def test_balanced_refuses_no_rows_and_accepts_a_single_arm() -> None:
     assert not balanced([], 3)
     assert balanced([[0]], 1)
+
+
+# --- the panel as a whole (issue 19 item 12) -------------------------------------------------
+
+
+def test_a_panel_that_tiles_whole_cycles_gets_no_warning() -> None:
+    # the default local panel: 2 configurations x 2 repeats = one 4-row Williams cycle
+    result = closure("williams", 4, 2, configs=2)
+    assert not result.closes and result.panel_closes
+    assert result.warning() is None
+    assert result.as_record()["panel_closes"] is True
+
+
+def test_a_panel_that_does_not_tile_names_its_rows_and_the_repeats_that_balance_it() -> None:
+    result = closure("williams", 4, 2, configs=3)
+    assert not result.panel_closes and result.panel_closing_repeats == 4
+    assert result.warning() == (
+        "schedule williams over 4 arms does not balance across the panel: 3 configurations x "
+        "2 repeats = 6 rows, not a multiple of its 4-row cycle; use repeats=4 for panel-level "
+        "position and carryover balance"
+    )
+    five = closure("williams", 13, 4, configs=5)  # 20 rows of a 26-row cycle
+    assert five.panel_closing_repeats == 26
+    assert "use repeats=26 for panel-level" in (five.warning() or "")
+    two = closure("williams", 4, 1, configs=2)  # 2 rows of 4: repeats=2 tiles, 4 per config
+    assert two.panel_closing_repeats == 2
+    assert (two.warning() or "").endswith(
+        "use repeats=2 for panel-level position and carryover balance (repeats=4 balances "
+        "each configuration too)"
+    )

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
+from jobs.outcome_frame import framed
 from pipeline import studies
 from pipeline.store.manifest import load_manifest
 from pipeline.store.reader import read_plan, read_table
@@ -92,8 +93,8 @@ def test_the_toy_study_gets_the_shared_nothing_ran_report_with_no_code_of_its_ow
         plan({"ep-a": "probe:unreachable"}),
         manifest(probes("ep-a", "unreachable", REFUSED)),
     )
-    framed = studies.resolve("echo")
-    report = framed.analyze(run_dir, None)
+    echo = framed(studies.definition("echo"))
+    report = echo.analyze(run_dir, None)
     first = report.read_text(encoding="utf-8").splitlines()[0]
     assert first.startswith("Nothing ran: 1 of 1 configuration unreachable")
-    assert framed.nothing_ran_cause(run_dir) == first.removeprefix("Nothing ran: ").rstrip(".")
+    assert echo.nothing_ran_cause(run_dir) == first.removeprefix("Nothing ran: ").rstrip(".")

@@ -14,13 +14,13 @@ returns the transcripts it could read with the problems of the ones it could not
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from pipeline.toolout.importers import jsonl, mini_swe_agent, openhands, swe_agent, tau_bench
-from pipeline.toolout.importers._common import Parsed
+from pipeline.toolout.importers._common import NESTED_TOO_DEEP, Parsed
 from pipeline.toolout.transcript import Transcript, TranscriptError
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Parsed",
     "detect",
     "import_file",
+    "within_output_cap",
 ]
 
 Importer = Callable[[bytes, str], list[Transcript]]
@@ -97,9 +98,39 @@ def import_file(data: bytes, source: str, corpus: str | None = None) -> ImportOu
         parsed = RECORD_IMPORTERS[name](data, source)
     except TranscriptError as error:
         parsed = [error]
+    except RecursionError:  # deep values that decoded but recurse later (json.dumps of args)
+        parsed = [TranscriptError(source, "file", NESTED_TOO_DEEP)]
     return ImportOutcome(
         source=source,
         corpus=name,
         transcripts=tuple(p for p in parsed if isinstance(p, Transcript)),
         errors=tuple(p for p in parsed if isinstance(p, TranscriptError)),
     )
+
+
+def within_output_cap(
+    transcripts: Sequence[Transcript], max_bytes: int
+) -> tuple[list[Transcript], list[TranscriptError]]:
+    """The transcripts whose every message (tool output, mostly) holds at most `max_bytes`;
+    a problem naming the first larger message of each of the others (study.max_output_mb)."""
+    kept: list[Transcript] = []
+    refused: list[TranscriptError] = []
+    for transcript in transcripts:
+        big = next(
+            ((i, m) for i, m in enumerate(transcript.messages) if m.size_bytes > max_bytes),
+            None,
+        )
+        if big is None:
+            kept.append(transcript)
+            continue
+        index, message = big
+        problem = (
+            f"message {index} ({message.role}) holds {_mb(message.size_bytes)}, over the "
+            f"{_mb(max_bytes)} cap (study.max_output_mb); raise it to replay it"
+        )
+        refused.append(TranscriptError(transcript.source, transcript.id, problem))
+    return kept, refused
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n} bytes"

@@ -27,6 +27,7 @@ from pipeline.toolout.transcript import (
 
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
 Parsed = Transcript | TranscriptError  # one entry per transcript a file holds, in file order
+NESTED_TOO_DEEP = "JSON nested too deeply to read (arrays or objects inside each other)"
 
 
 def brief(value: object, limit: int = 60) -> str:
@@ -54,6 +55,8 @@ def decode_json(data: bytes, source: str, record: str = "file") -> Any:
     except json.JSONDecodeError as exc:
         problem = f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         raise TranscriptError(source, record, problem) from exc
+    except RecursionError:  # 200,000 `[`: the C decoder recurses once per level
+        raise TranscriptError(source, record, NESTED_TOO_DEEP) from None
 
 
 def expect_object(value: Any, source: str, record: str) -> Mapping[str, Any]:

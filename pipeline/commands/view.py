@@ -1,0 +1,96 @@
+"""`python -m pipeline view RUN_DIR [RUN_DIR ...] [--port N]`: a local, read-only run viewer.
+
+Serves the runs on http://127.0.0.1:PORT/ (loopback only; the port is an option, 0 picks a
+free one), prints the URL, and stops on Ctrl-C. `--export OUT.html RUN_DIR` writes one
+self-contained HTML file instead (figures and data inline; opens from disk with no server) and
+prints its path and size. The pages are `pipeline.view`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.commands.args import CommandParser
+from pipeline.usererror import UserError
+
+if TYPE_CHECKING:
+    from pipeline.view import Run
+
+DEFAULT_PORT = 7576
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = CommandParser("view", description=__doc__.splitlines()[0])
+    parser.add_argument("run_dirs", nargs="+", type=Path, help="one or more run directories")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 = any free port)",
+    )
+    parser.add_argument(
+        "--export",
+        type=Path,
+        metavar="OUT.html",
+        help="write one self-contained HTML file of RUN_DIR instead of serving",
+    )
+    return parser
+
+
+async def serve(runs: list[Run], port: int) -> None:
+    from aiohttp import web
+
+    from pipeline.view import HOST, build_app
+
+    stopped = _stop_on_signals()  # before the URL is printed: a signal right after it counts
+    runner = web.AppRunner(build_app(runs), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, HOST, port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise UserError(
+                f"view: cannot listen on {HOST}:{port} ({exc.strerror}); pick another with --port"
+            ) from None
+        bound = runner.addresses[0][1]
+        print(f"viewing {len(runs)} run(s) at http://{HOST}:{bound}/ (Ctrl-C stops)", flush=True)
+        await stopped.wait()
+    finally:
+        await runner.cleanup()
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by Ctrl-C (SIGINT) or SIGTERM, even where the shell started us with SIGINT
+    ignored (a background job); the caller then cleans the server up."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):  # Windows: KeyboardInterrupt instead
+            loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+def main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"view: --port must be 0..65535, not {args.port}")
+    from pipeline.view import open_runs, write_export
+
+    if args.export is not None:
+        if len(args.run_dirs) != 1:
+            raise UserError("view --export writes one run: give exactly one RUN_DIR")
+        (run,) = open_runs(args.run_dirs)
+        size = write_export(run, args.export)
+        print(f"{args.export} ({size / 1e6:.1f} MB)")
+        return 0
+    runs = open_runs(args.run_dirs)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(runs, args.port))
+    print("viewer stopped", flush=True)
+    return 0

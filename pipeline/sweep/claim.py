@@ -1,0 +1,56 @@
+"""A session's hold on its run directory: locked before it is read or cleaned, until the end.
+
+The order matters (issue 19): a resume takes the run dir's lock (pipeline/store/run_lock.py)
+before `prepare` reads its manifest and before `prepare_run_dir` stops "orphaned" Ray
+processes, so a second session never cleans up, or writes under, a live one. A new run's
+directory is claimed by an exclusive `mkdir` and locked at once. A stale lock taken over (its
+holder was killed) is printed and recorded in the manifest's `extra.lock_takeovers`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from pipeline.store.manifest import load_manifest, write_manifest
+from pipeline.store.run_lock import HeldLock, run_lock
+from pipeline.sweep.run import Prepared, prepare, prepare_run_dir, resume_dir_of
+from pipeline.sweep.start import StartResolver
+
+
+def record_takeover(run_dir: Path, held: HeldLock) -> None:
+    """Say that a stale lock was taken over, and add it to the manifest (if there is one)."""
+    stale = held.took_over
+    if stale is None:
+        return
+    print(f"resume: took over the stale lock of {stale.describe()}", file=sys.stderr)
+    if not (run_dir / "manifest.json").is_file():
+        return  # not a run dir: `prepare` says so in one line
+    manifest = load_manifest(run_dir)
+    entry = {"stale": dataclasses.asdict(stale), "by": dataclasses.asdict(held.holder)}
+    takeovers = [*manifest.extra.get("lock_takeovers", []), entry]
+    write_manifest(
+        run_dir,
+        dataclasses.replace(manifest, extra={**manifest.extra, "lock_takeovers": takeovers}),
+    )
+
+
+@contextlib.contextmanager
+def claimed_session(overrides: Sequence[str], resolve: StartResolver) -> Iterator[Prepared]:
+    """Prepare the sweep and hold its run dir for the `with` block (RunDirInUse if taken).
+
+    `resolve` (the CLI's: pipeline.commands.start.resolve_start) turns the overrides into the
+    resolved study and config; it reads a resumed run's manifest, so it runs under the lock."""
+    with contextlib.ExitStack() as held:
+        resume_dir = resume_dir_of(overrides)
+        if resume_dir is not None and resume_dir.is_dir():
+            record_takeover(resume_dir, held.enter_context(run_lock(resume_dir)))
+        # a resume cleans orphans and uncommitted files under its lock; a new run claims a
+        # fresh directory (nobody else can hold it) and locks it at once
+        p = prepare_run_dir(prepare(resolve(overrides)))
+        if not p.resuming:
+            held.enter_context(run_lock(p.run_dir))
+        yield p

@@ -1,0 +1,97 @@
+"""Reading a file a user named, without hanging, exhausting memory or leaving its directory.
+
+Why (issue 19): a FIFO named `x.jsonl` hung the sweep, a symlink to /dev/zero ate memory
+until MemoryError, a directory named `x.jsonl` raised IsADirectoryError, and a 1 GB line was
+read whole before it was refused. `read_bounded` therefore:
+- opens with O_NONBLOCK, so a FIFO with no writer cannot block the open;
+- checks the open file (fstat: no race with a rename) is a regular file;
+- refuses a file over `max_bytes` before reading it, and reads at most `max_bytes + 1` bytes
+  (a file that grows meanwhile is refused too);
+- with `root`, refuses a symlink whose target lies outside `root`, naming the target: a
+  transcript directory must not pull in (and send to an endpoint) a file from elsewhere.
+The problem is one line, `UnreadableFile` (a UserError); the path is shown as its repr, once,
+so a name holding a newline cannot break the line.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from pipeline.usererror import UserError
+
+MB = 1024 * 1024
+
+
+class UnreadableFile(UserError):
+    """A file that was not read: `reason` says why (its str adds the path)."""
+
+    def __init__(self, path: Path, reason: str, what: str = "") -> None:
+        prefix = f"{what} " if what else ""
+        super().__init__(f"{prefix}{str(path)!r}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def size_text(n: int) -> str:
+    return f"{n / MB:.1f} MB" if n >= MB else f"{n} bytes"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def outside(path: Path, root: Path) -> Path | None:
+    """Where `path` really points when that is outside `root` (symlinks followed), else None."""
+    target = path.resolve()
+    return None if target.is_relative_to(root.resolve()) else target
+
+
+def read_bounded(
+    path: Path, *, max_bytes: int, cap_name: str, root: Path | None = None, what: str = ""
+) -> bytes:
+    """The bytes of a regular file of at most `max_bytes`, or UnreadableFile saying why not.
+
+    `cap_name` is the option that sets `max_bytes`, named in the refusal so it can be raised.
+    """
+    if root is not None and (target := outside(path, root)) is not None:
+        reason = f"a symlink that leaves {str(root)!r} (to {str(target)!r}); copy the file in"
+        raise UnreadableFile(path, reason, what)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UnreadableFile(path, f"cannot read ({exc.strerror})", what) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile(path, f"{_kind(info.st_mode)}, not a regular file", what)
+        if info.st_size > max_bytes:
+            raise UnreadableFile(path, _over(info.st_size, max_bytes, cap_name), what)
+        chunks: list[bytes] = []
+        got = 0
+        while got <= max_bytes:
+            chunk = os.read(fd, min(max_bytes + 1 - got, 4 * MB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > max_bytes:
+            raise UnreadableFile(path, _over(got, max_bytes, cap_name), what)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UnreadableFile(path, f"cannot read ({exc.strerror})", what) from None
+    finally:
+        os.close(fd)
+
+
+def _over(size: int, cap: int, cap_name: str) -> str:
+    return f"{size_text(size)}, over the {size_text(cap)} cap ({cap_name}); raise it to read it"

@@ -1,0 +1,115 @@
+"""A carrier unit (seed 001): the fold chain, the final carrier, the graded answer, the verdict.
+
+From the run's tables: the unit's rows row, its `folds` (one per fold request, with the carried
+text) and its `checks`; from the run's `fixture.json` (an input the sweep wrote): each chunk's
+messages and the planted values. A fold's "before" is the previous fold's carried text (empty
+for the first). Catch-up is a fold that folded several chunks in one request (`chunks` lists
+more than one), or one whose carrier was unusable; clipping is the carry cap's `clipped`.
+Planted values are marked wherever they appear: graded ones `graded`, the others `planted`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from pipeline.view.highlight import mark
+from pipeline.view.runs import Run
+
+
+@dataclass(frozen=True)
+class Fold:
+    index: int
+    chunks: str
+    input_html: Markup
+    before: Markup
+    after: Markup
+    marks: list[str]
+    facts: dict[str, Any]
+
+
+def _chunk_text(chunk: dict[str, Any]) -> str:
+    lines = []
+    for message in chunk.get("messages") or []:
+        text = message.get("content") or ""
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            text += f"\n[tool call {function.get('name')}] {function.get('arguments')}"
+        lines.append(f"{message.get('role')}: {text}")
+    return "\n".join(lines)
+
+
+def planted_marks(fixture: dict[str, Any] | None) -> dict[str, str]:
+    marks: dict[str, str] = {}
+    for fact in (fixture or {}).get("planted") or []:
+        value = str(fact.get("value") or "")
+        if value:
+            marks[value] = "graded" if fact.get("graded") else "planted"
+    return marks
+
+
+def fixture_chunks(run: Run) -> list[tuple[int, Markup]]:
+    """Every chunk of the run's fixture, planted values marked (the export shows them once)."""
+    fixture = run.json_file("fixture.json")
+    marks = planted_marks(fixture)
+    chunks = sorted((int(c["index"]), c) for c in (fixture or {}).get("chunks") or [])
+    return [(index, mark(_chunk_text(chunk), marks)) for index, chunk in chunks]
+
+
+def carrier_unit(run: Run, row: dict[str, Any]) -> dict[str, Any]:
+    row_id = row["row_id"]
+    fixture = run.json_file("fixture.json")
+    marks = planted_marks(fixture)
+    chunks = {int(c["index"]): c for c in (fixture or {}).get("chunks") or []}
+    folds = run.rows_for("folds", row_id).sort("fold_index").to_dicts()
+    chain, before = [], ""
+    for fold in folds:
+        indices = [int(i) for i in str(fold.get("chunks") or "").split(",") if i.strip().isdigit()]
+        text = "\n\n".join(_chunk_text(chunks[i]) for i in indices if i in chunks)
+        flags = []
+        if len(indices) > 1:
+            flags.append("catch-up")
+        if fold.get("clipped"):
+            flags.append("clipped")
+        if fold.get("parse_failed"):
+            flags.append("parse failed")
+        if fold.get("usable") is False:
+            flags.append("unusable")
+        if fold.get("finish_reason") == "length":
+            flags.append("length stop")
+        after = fold.get("carried_text") or ""
+        facts = {
+            k: fold.get(k)
+            for k in (
+                "finish_reason",
+                "prompt_tokens",
+                "completion_tokens",
+                "reply_chars",
+                "carried_chars",
+                "headings_carried",
+            )
+        }
+        chain.append(
+            Fold(
+                int(fold["fold_index"]),
+                str(fold.get("chunks")),
+                mark(text, marks) if text else Markup("<em>chunk not in fixture</em>"),
+                mark(before, marks),
+                mark(after, marks),
+                flags,
+                facts,
+            )
+        )
+        before = after
+    checks = run.rows_for("checks", row_id).sort("label").to_dicts()
+    return {
+        "folds": chain,
+        "final_carrier": mark(row.get("final_carrier"), marks),
+        "answer": mark(row.get("answer_text"), marks),
+        "checks": checks,
+        "fixture_missing": fixture is None,
+        "planted": len(marks),
+        "escape": escape,
+    }

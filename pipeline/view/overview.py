@@ -1,0 +1,116 @@
+"""The run overview: provenance header, manifest counts with links, figures, report sections.
+
+- The provenance is the reports' own (`jobs.provenance_header.provenance`), from the manifest
+  and the plan, so the viewer and report.md never disagree about what run this is.
+- Counts are the manifest's (planned = valid + invalid by reason + not run by reason +
+  pending), checked against the units frame: a count the frame cannot list is shown with a
+  warning rather than a broken link (a run still being written, say).
+- Figures are the PNGs in `analysis/`, in name order; report sections come from
+  `analysis/report.md`, its provenance block left out (the header above already shows it).
+- Small samples are flagged by the report's rule (`jobs.small_sample`): configuration x arm
+  cells with fewer than MIN_CELL_N valid units, and panels with fewer than MIN_SPREAD_N
+  configurations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+from pipeline.view.markdown import Section, sections
+from pipeline.view.runs import Run
+
+REPORT = "analysis/report.md"
+
+
+@dataclass(frozen=True)
+class CountLine:
+    verdict: str
+    reason: str | None
+    count: int
+    listed: int  # units the units frame has for this (verdict, reason)
+
+
+@dataclass(frozen=True)
+class Overview:
+    provenance: object
+    planned: int
+    lines: list[CountLine]
+    figures: list[str]
+    sections: list[Section]
+    small_cells: list[str]
+    few_configs: int | None
+    report_missing: bool
+
+
+def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
+    counts = run.manifest.get("counts") or {}
+    listed = {
+        (r["verdict"], r["reason"]): r["len"]
+        for r in units.group_by("verdict", "reason").len().to_dicts()
+    }
+    lines = [CountLine("valid", None, int(counts.get("valid", 0)), listed.get(("valid", None), 0))]
+    for key in ("invalid", "not_run"):
+        for reason, n in sorted((counts.get(key) or {}).items()):
+            lines.append(CountLine(key, reason, int(n), listed.get((key, reason), 0)))
+    lines.append(
+        CountLine("pending", None, int(counts.get("pending", 0)), listed.get(("pending", None), 0))
+    )
+    return int(counts.get("planned", units.height)), lines
+
+
+def small_sample(units: pl.DataFrame) -> tuple[list[str], int | None]:
+    from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
+
+    valid = units.filter(pl.col("verdict") == "valid")
+    cells = (
+        units.select("config_id", "arm")
+        .unique()
+        .join(valid.group_by("config_id", "arm").len(), on=["config_id", "arm"], how="left")
+        .with_columns(pl.col("len").fill_null(0))
+        .filter(pl.col("len") < MIN_CELL_N)
+        .sort("config_id", "arm")
+    )
+    small = [f"{r['config_id']} × {r['arm']} (n={r['len']})" for r in cells.to_dicts()]
+    configs = units["config_id"].n_unique()
+    return small, configs if configs < MIN_SPREAD_N else None
+
+
+def report_sections(text: str, figure_src: Callable[[str], str | None]) -> list[Section]:
+    """The report's sections, without the banner, the title and the provenance table."""
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line.startswith("| provenance"):
+            skipping = True
+        elif skipping and not line.startswith("|"):
+            skipping = False
+        if skipping or line.startswith("SIMULATED") or line.startswith("# "):
+            continue
+        kept.append(line)
+    return sections("\n".join(kept), figure_src)
+
+
+def figure_names(run: Run) -> list[str]:
+    folder = run.file("analysis")
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.suffix == ".png" and p.is_file())
+
+
+def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | None]) -> Overview:
+    from jobs.provenance_header import plan_arms, provenance
+
+    facts = provenance(
+        run.manifest, plan_arms(run.path), run_id=run.name, rows_simulated=run.simulated
+    )
+    planned, lines = count_lines(run, units)
+    report = run.file(REPORT)
+    found = (
+        report_sections(report.read_text(encoding="utf-8"), figure_src) if report.is_file() else []
+    )
+    small, few = small_sample(units)
+    return Overview(
+        facts, planned, lines, figure_names(run), found, small, few, not report.is_file()
+    )

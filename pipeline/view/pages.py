@@ -1,0 +1,243 @@
+"""Every page of the viewer, rendered to HTML by Jinja2 templates (server and export alike).
+
+Pages: `index` (the runs given), `overview`, `units`, `unit` (one per study, chosen by the
+run's manifest), `compare`. Each function takes the run(s), a `Links` (server URLs or the
+export's anchors) and the request's parameters, and returns a whole HTML document. The CSS and
+the little script (sorting and filtering; no build step) are inlined in every page, so the
+export is one file and the server needs no static route.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+import polars as pl
+from markupsafe import Markup
+
+from pipeline.usererror import UserError
+from pipeline.view import compare as compare_mod
+from pipeline.view.links import Links
+from pipeline.view.overview import overview as build_overview
+from pipeline.view.runs import Run
+from pipeline.view.units import UnitQuery, as_text, query_units, table_columns, unit_frame
+
+UNITS_KEY = "__units__"
+
+
+class UnitNotFound(UserError):
+    """A unit page asked for a row the run does not have."""
+
+
+@cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("pipeline.view", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["cell"] = as_text
+    env.globals["asset"] = _asset
+    return env
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("pipeline.view").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def units_of(run: Run) -> pl.DataFrame:
+    if UNITS_KEY not in run._frames:
+        run._frames[UNITS_KEY] = unit_frame(run)
+    return run._frames[UNITS_KEY]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page's body (HTML) and what its frame needs: title, run, SIMULATED."""
+
+    title: str
+    content: Markup
+    simulated: bool
+    run: Run | None
+
+
+def _page(template: str, **context: Any) -> Page:
+    content = Markup(
+        environment().get_template(template).render(static=context["links"].static, **context)
+    )
+    return Page(context["title"], content, bool(context["simulated"]), context.get("run"))
+
+
+def document(page: Page, links: Links) -> str:
+    """A whole HTML document around one page (the server's response)."""
+    return (
+        environment()
+        .get_template("layout.html")
+        .render(
+            title=page.title,
+            content=page.content,
+            simulated=page.simulated,
+            run=page.run,
+            links=links,
+            static=False,
+            run_name="",
+        )
+    )
+
+
+def index(runs: Sequence[Run], links: Links) -> Page:
+    return _page(
+        "index.html",
+        runs=runs,
+        links=links,
+        simulated=any(r.simulated for r in runs),
+        title="foldsweep runs",
+        run=None,
+    )
+
+
+def overview(run: Run, links: Links) -> Page:
+    units = units_of(run)
+    facts = build_overview(run, units, lambda name: _figure_src(run, links, name))
+    return _page(
+        "overview.html",
+        run=run,
+        links=links,
+        o=facts,
+        simulated=run.simulated,
+        title=f"{run.name} — overview",
+    )
+
+
+def _figure_src(run: Run, links: Links, name: str) -> str | None:
+    from pipeline.view.guard import PathRefused
+
+    try:
+        path = run.file(f"analysis/{name}")
+    except PathRefused:
+        return None
+    return links.figure(run, name) if path.is_file() else None
+
+
+def units(run: Run, links: Links, params: Mapping[str, str], *, everything: bool = False) -> Page:
+    frame = units_of(run)
+    columns = table_columns(frame)
+    query = UnitQuery.parse(params, list(frame.columns))
+    if everything:  # the export: every unit on one page, filtered in the browser
+        query = UnitQuery(query.filters, query.sort, query.desc, 1, max(1, frame.height))
+    page = query_units(frame, query, columns)
+    options = {
+        c: sorted(frame[c].cast(pl.String).fill_null("—").unique().to_list())
+        for c in ("config_id", "arm", "verdict", "reason")
+        if c in frame.columns
+    }
+    return _page(
+        "units.html",
+        run=run,
+        links=links,
+        page=page,
+        options=options,
+        simulated=run.simulated,
+        title=f"{run.name} — units",
+    )
+
+
+def find_row(run: Run, row_id: str) -> dict[str, Any]:
+    found = run.rows_for("rows", row_id)
+    if not found.height:
+        raise UnitNotFound(f"run {run.name} has no unit row {row_id!r}")
+    return found.row(0, named=True)
+
+
+def row_frame(row: dict[str, Any]) -> pl.DataFrame:
+    """The attempts list of a unit never retried: its one row (no scan needed)."""
+    return pl.DataFrame([{k: row[k] for k in ("row_id", "attempt", "valid", "invalid_reason")}])
+
+
+def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page:
+    row = find_row(run, row_id)
+    units = units_of(run)
+    key = {k: row[k] for k in ("config_id", "arm", "execution_group", "repeat")}
+    final = units.filter(*[pl.col(k) == v for k, v in key.items()])
+    retried = bool(row["attempt"]) or bool(final.height and (final.item(0, "attempt") or 0) > 0)
+    attempts = (
+        run.scan("rows")
+        .filter(*[pl.col(k) == v for k, v in key.items()])
+        .select("row_id", "attempt", "valid", "invalid_reason")
+        .collect()
+        .sort("attempt")
+        if retried
+        else row_frame(row)
+    )
+    verdict = units.filter(pl.col("row_id") == row_id)
+    context: dict[str, Any] = {}
+    if run.study == "carrier":
+        from pipeline.view.carrier_unit import carrier_unit
+
+        context = carrier_unit(run, row)
+    elif run.study == "toolout":
+        from pipeline.view.toolout_unit import toolout_unit
+
+        context = toolout_unit(run, row, params.get("transcript"))
+    elif run.study == "traces":
+        from pipeline.view.traces_unit import traces_unit
+
+        context = traces_unit(run, row, params.get("shape"))
+    template = (
+        f"unit_{run.study}.html"
+        if run.study in ("carrier", "toolout", "traces")
+        else "unit_generic.html"
+    )
+    bill = (
+        run.rows_for("requests", row_id).sort("session", "position").to_dicts()
+        if "requests" in run.layout.tables
+        else None
+    )
+    scalars = {k: v for k, v in row.items() if not isinstance(v, str) or len(v) <= 200}
+    return _page(
+        template,
+        run=run,
+        links=links,
+        row=row,
+        scalars=scalars,
+        attempts=attempts.to_dicts(),
+        bill=bill,
+        is_final=bool(verdict.height),
+        u=context,
+        simulated=run.simulated,
+        title=f"{run.name} — {row_id}",
+    )
+
+
+def fixture_chunks(run: Run, links: Links) -> Page:
+    """The carrier fixture's chunks, once (the export's unit pages link here)."""
+    from pipeline.view.carrier_unit import fixture_chunks as chunks
+
+    return _page(
+        "fixture_chunks.html",
+        run=run,
+        links=links,
+        chunks=chunks(run),
+        simulated=run.simulated,
+        title=f"{run.name} — fixture",
+    )
+
+
+def compare(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Page:
+    table = compare_mod.compare(runs, [units_of(r) for r in runs], params.get("metric"))
+    return _page(
+        "compare.html",
+        runs=runs,
+        links=links,
+        c=table,
+        run=None,
+        simulated=any(r.simulated for r in runs),
+        title="compare runs",
+    )

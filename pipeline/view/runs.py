@@ -1,0 +1,125 @@
+"""The run directories a viewer shows, opened once, read only through `pipeline.store`.
+
+A `Run` is one run directory: its manifest, its study (named by the manifest) and that study's
+layout. Tables are read with `pipeline.store.scan` (committed parts only, every footer checked),
+the plan with `read_plan`, and the final attempt of each unit with `final_rows`, so the viewer
+sees exactly what `query` and the jobs see. Nothing here writes.
+
+Run inputs that are files, not tables (the carrier's `fixture.json`, the traces study's
+`chat_templates.json` and `trace_items.json`, the report and its figures) are opened through
+`pipeline.view.guard.inside`, which refuses any path outside the run directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.view.guard import inside
+
+
+@dataclass
+class Run:
+    """One run directory, opened read-only; tables are scanned lazily and cached per process."""
+
+    index: int
+    path: Path
+    manifest: dict[str, Any]
+    study: str
+    _frames: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    _by_row: dict[str, dict[Any, pl.DataFrame]] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @cached_property
+    def layout(self) -> Any:
+        from pipeline import studies
+
+        return studies.layout(studies.definition(self.study))
+
+    def scan(self, table: str) -> pl.LazyFrame:
+        """A lazy scan of one of the run's tables (RunDirError on an unknown or torn table)."""
+        from pipeline.store import scan
+
+        return scan(self.path, table, self.layout)
+
+    def table(self, table: str) -> pl.DataFrame:
+        """A whole table, collected once (the units and overview pages read the rows often)."""
+        if table not in self._frames:
+            self._frames[table] = self.scan(table).collect()
+        return self._frames[table]
+
+    def rows_for(self, table: str, row_id: str) -> pl.DataFrame:
+        """One unit's rows of a table: pushed down to the Parquet scan, or from `preload`."""
+        if table in self._by_row:
+            found = self._by_row[table].get((row_id,))
+            return found if found is not None else self.table(table).clear()
+        return self.scan(table).filter(pl.col("row_id") == row_id).collect()
+
+    def preload(self, tables: Sequence[str]) -> None:
+        """Hold `tables` in memory split by row_id (the export reads every unit once)."""
+        for table in tables:
+            if table in self.layout.tables and table not in self._by_row:
+                self._by_row[table] = self.table(table).partition_by("row_id", as_dict=True)
+
+    @cached_property
+    def plan(self) -> pl.DataFrame:
+        from pipeline.store import read_plan
+
+        stored = read_plan(self.path)
+        frame = pl.from_arrow(
+            self.layout.schema("plan").empty_table() if stored is None else stored
+        )
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+
+    @cached_property
+    def final(self) -> pl.DataFrame:
+        """The final attempt of every unit that has a row (the store's one rule)."""
+        from pipeline.store import final_rows
+
+        return final_rows(self.scan("rows"))
+
+    @cached_property
+    def simulated(self) -> bool:
+        from jobs.provenance_header import run_is_simulated
+
+        rows = self.final
+        any_row = bool(rows.height and rows["simulated"].fill_null(False).any())
+        return run_is_simulated(self.manifest, rows_simulated=any_row)
+
+    def file(self, relative: str) -> Path:
+        """A file of the run directory (an input or an analysis output), guarded."""
+        return inside(self.path, relative)
+
+    def json_file(self, relative: str) -> Any:
+        """A run input that is JSON, or None when the run has none."""
+        path = self.file(relative)
+        if not path.is_file():
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
+def open_runs(paths: Sequence[Path]) -> list[Run]:
+    """Validate and open each run directory (a one-line RunDirError names a bad one)."""
+    from pipeline import studies
+    from pipeline.store import load_manifest, validate_run_dir
+    from pipeline.store.reader import RunDirError
+
+    runs = []
+    for index, path in enumerate(paths):
+        if not path.is_dir():
+            raise RunDirError(f"run directory not found: {path}")
+        root = path.resolve()
+        manifest = load_manifest(root)
+        validate_run_dir(root, studies.layout(studies.definition(manifest.study)))
+        runs.append(Run(index, root, manifest.to_json(), manifest.study))
+    return runs

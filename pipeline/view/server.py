@@ -1,0 +1,96 @@
+"""The local viewer: an aiohttp app over the opened runs, bound to 127.0.0.1 only.
+
+Routes (every one a GET; nothing writes):
+- `/` the runs; `/compare` every run side by side;
+- `/run/{i}/` overview, `/run/{i}/units` the units table, `/run/{i}/unit?row=ROW_ID`;
+- `/run/{i}/figure/{name}` one PNG of the run's `analysis/`, through `guard.inside`.
+A path that is not a route is a 404; a figure name the guard refuses is a 403 and is never
+opened; a bad run index or row is a 404 with one line. Pages are rendered in a thread so one
+slow page does not stall the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+from aiohttp import web
+
+from pipeline.view import pages
+from pipeline.view.guard import PathRefused
+from pipeline.view.links import Links
+from pipeline.view.runs import Run
+
+HOST = "127.0.0.1"
+RUNS: web.AppKey[list[Run]] = web.AppKey("runs", list[Run])
+HTML = "text/html"
+
+
+def _run(request: web.Request) -> Run:
+    runs = request.app[RUNS]
+    text = request.match_info["index"]
+    if not text.isdigit() or int(text) >= len(runs):
+        raise web.HTTPNotFound(text=f"no run {text}; runs are 0..{len(runs) - 1}")
+    return runs[int(text)]
+
+
+async def _html(render: Callable[[], pages.Page]) -> web.Response:
+    try:
+        page = await asyncio.to_thread(render)
+    except pages.UnitNotFound as exc:
+        raise web.HTTPNotFound(text=str(exc)) from None
+    return web.Response(text=pages.document(page, Links()), content_type=HTML)
+
+
+async def index(request: web.Request) -> web.Response:
+    runs = request.app[RUNS]
+    return await _html(lambda: pages.index(runs, Links()))
+
+
+async def overview(request: web.Request) -> web.Response:
+    run = _run(request)
+    return await _html(lambda: pages.overview(run, Links()))
+
+
+async def units(request: web.Request) -> web.Response:
+    run = _run(request)
+    params = dict(request.query)
+    return await _html(lambda: pages.units(run, Links(), {k: v for k, v in params.items() if v}))
+
+
+async def unit(request: web.Request) -> web.Response:
+    run = _run(request)
+    row_id = request.query.get("row")
+    if not row_id:
+        raise web.HTTPNotFound(text="a unit page needs ?row=ROW_ID")
+    params = dict(request.query)
+    return await _html(lambda: pages.unit(run, Links(), row_id, params))
+
+
+async def compare(request: web.Request) -> web.Response:
+    params, runs = dict(request.query), request.app[RUNS]
+    return await _html(lambda: pages.compare(runs, Links(), params))
+
+
+async def figure(request: web.Request) -> web.StreamResponse:
+    run = _run(request)
+    name = request.match_info["name"]
+    try:
+        path = run.file(f"analysis/{name}")
+    except PathRefused as exc:
+        raise web.HTTPForbidden(text=str(exc)) from None
+    if path.suffix != ".png" or not path.is_file():
+        raise web.HTTPNotFound(text=f"run {run.name} has no figure {name!r}")
+    return web.FileResponse(path, headers={"Content-Type": "image/png"})
+
+
+def build_app(runs: Sequence[Run]) -> web.Application:
+    app = web.Application()
+    app[RUNS] = list(runs)
+    app.router.add_get("/", index)
+    app.router.add_get("/compare", compare)
+    app.router.add_get("/run/{index}/", overview)
+    app.router.add_get("/run/{index}/units", units)
+    app.router.add_get("/run/{index}/unit", unit)
+    app.router.add_get("/run/{index}/figure/{name:.+}", figure)
+    return app
