@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.chat import ChatMessage, ChatRequest
+from pipeline.commands.start import prepare
 from pipeline.config import ConfigError, EndpointConfig, build
 from pipeline.endpoints.sampling import SamplingOutOfRange
 from pipeline.endpoints.wire import build_body
-from pipeline.commands.start import prepare
 
 SIM = ["+panel=sim", "sim.configs=1", "arms=[j,q]", "repeats=2", "scenario=small"]
 
