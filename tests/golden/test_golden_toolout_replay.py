@@ -3,7 +3,7 @@
 Recorded from the replay as it was before the incremental accounting: every arm (11 policy
 files and the oracle) under every configuration of the offline panel (5 cache models), the
 `turns`, `sessions` and `decisions` tables as JSON lines sorted by their keys, pinned by a
-SHA-256 per table and per unit in tests/golden/data/toolout_replay.json. Driven without Ray
+SHA-256 per table and per unit in tests/golden/toolout_data/toolout_replay.json. Driven without Ray
 (the replay is pure: tests/golden/toolout_replay.py runs the study's own runner).
 
 Regenerate (only when a change of results is intended, and say why in the commit):
@@ -22,7 +22,7 @@ import pytest
 
 from tests.golden.toolout_replay import TABLES, digests, replay_tables
 
-GOLDEN = Path(__file__).parent / "data" / "toolout_replay.json"
+GOLDEN = Path(__file__).parent / "toolout_data" / "toolout_replay.json"  # data/ is the sim golden's
 
 pytestmark = pytest.mark.slow  # about a minute: the oracle's search dominates
 
