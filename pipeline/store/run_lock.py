@@ -26,6 +26,7 @@ import fcntl
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -116,6 +117,20 @@ def _read_holder(handle: Any) -> Holder | None:
         return None  # a torn or foreign record: the flock alone decides
 
 
+def _settled_holder(handle: Any, wait_s: float = 1.0) -> Holder | None:
+    """The live holder's record, waiting up to `wait_s` for it: a holder that has just taken
+    the flock writes its record a moment later, and until then the file is empty or names
+    the stale holder it is taking over (found by tests/reliability/test_run_lock_processes)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        handle.seek(0)
+        holder = _read_holder(handle)
+        live = holder is not None and (holder.host != socket.gethostname() or _alive_here(holder))
+        if live or time.monotonic() >= deadline:
+            return holder if live else None
+        time.sleep(0.05)
+
+
 def _write_holder(handle: Any, holder: Holder | None) -> None:
     handle.seek(0)
     handle.truncate()
@@ -152,7 +167,7 @@ def run_lock(run_dir: Path) -> Iterator[HeldLock]:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise _refusal(run_dir, _read_holder(handle)) from None
+            raise _refusal(run_dir, _settled_holder(handle)) from None
         try:
             me = Holder.me()
             previous = _read_holder(handle)
