@@ -39,3 +39,7 @@ def test_a_dir_without_the_shared_scope_is_refused() -> None:
 def test_an_unknown_cache_key_is_refused_on_the_command_line() -> None:
     with pytest.raises(ConfigError):
         load(["cache.scop=off"])
+
+
+def test_scope_off_on_the_command_line_is_the_word_not_a_boolean() -> None:
+    assert load(["cache.scope=off"]).cache.scope == "off"
