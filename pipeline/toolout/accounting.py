@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol, get_args
+from typing import Literal, NamedTuple, Protocol, get_args
 
 from pipeline.toolout.cache_models import CacheModel, ModelPrices
 from pipeline.toolout.ledger import Keyed, Ledger, Split
@@ -273,27 +273,8 @@ def account(
         ):
             same += 1
         flagged = [j + 1 for j, b in enumerate(r.blocks) if b.breakpoint]
-        output_key = r.output_block.key if r.output_block is not None else None
-        split = ledger.bill(
-            i,
-            r.blocks,
-            len(r.blocks),
-            unchanged=same,
-            breakpoints=flagged,
-            output_key=output_key,
-            now=now,
-        )
-        costs.append(
-            _priced(
-                i,
-                split,
-                total=ledger.pos[-1],
-                output_tokens=r.output_tokens,
-                now=now,
-                assumed=assumed,
-                prices=prices,
-            )
-        )
+        bill = _Billing(now, assumed, r.output_tokens, r.output_block)
+        costs.append(_billed(ledger, i, r.blocks, len(r.blocks), same, flagged, bill, prices))
         previous = r.blocks
     return SessionCost(cache_model.name, model, tuple(costs))
 
@@ -319,28 +300,45 @@ def account_incremental(
             raise ValueError(f"request {i}: token counts must be >= 0")
         n = r.block_count
         flagged = [1, n] if n > 1 else [1] if n == 1 else []
-        output_key = r.output_block.key if r.output_block is not None else None
-        split = ledger.bill(
-            i,
-            r.slots,
-            n,
-            unchanged=r.unchanged_blocks,
-            breakpoints=flagged,
-            output_key=output_key,
-            now=now,
-        )
-        costs.append(
-            _priced(
-                i,
-                split,
-                total=ledger.pos[-1],
-                output_tokens=r.output_tokens,
-                now=now,
-                assumed=assumed,
-                prices=prices,
-            )
-        )
+        bill = _Billing(now, assumed, r.output_tokens, r.output_block)
+        costs.append(_billed(ledger, i, r.slots, n, r.unchanged_blocks, flagged, bill, prices))
     return SessionCost(cache_model.name, model, tuple(costs))
+
+
+class _Billing(NamedTuple):
+    """What pricing one request needs besides its blocks."""
+
+    now: float
+    assumed: bool
+    output_tokens: int
+    output_block: Keyed | None
+
+
+def _billed(  # noqa: PLR0917 - one request's bill, shared by both accountings
+    ledger: Ledger,
+    i: int,
+    blocks: Sequence[Keyed],
+    n: int,
+    unchanged: int,
+    breakpoints: list[int],
+    bill: _Billing,
+    prices: ModelPrices,
+) -> RequestCost:
+    """Bill request `i` on the ledger and price the split (both `account` paths)."""
+    output_key = bill.output_block.key if bill.output_block is not None else None
+    split = ledger.bill(
+        i, blocks, n, unchanged=unchanged, breakpoints=breakpoints, output_key=output_key,
+        now=bill.now,
+    )  # fmt: skip
+    return _priced(
+        i,
+        split,
+        total=ledger.pos[-1],
+        output_tokens=bill.output_tokens,
+        now=bill.now,
+        assumed=bill.assumed,
+        prices=prices,
+    )
 
 
 def _priced(
