@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python scripts/bench_throughput.py [--configs 10] [--concurrency 50]
         [--latency 0.2] [--repeats 60] [--raw-seconds 12] [--rounds 3]
-        [--endpoints-per-worker 1]
+        [--endpoints-per-worker 1] [--override KEY=VALUE ...]
 
 1. Starts the sim servers exactly as a sweep does (EndpointServers: same profiles, latency,
    pseudo-model) and records the request bodies of one trajectory per (configuration, arm),
@@ -213,6 +213,7 @@ def pipeline_round(args: argparse.Namespace, tmp: Path) -> tuple[float, float]:
         f"arms={ARMS}",
         f"repeats={args.repeats}",
         f"ray.endpoints_per_worker={args.endpoints_per_worker}",
+        *args.override,
     ]
     run = run_sweep_subprocess(overrides)
     figures = read_run(run.run_dir)
@@ -240,6 +241,12 @@ def main() -> int:
     parser.add_argument("--raw-seconds", type=float, default=12.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--endpoints-per-worker", type=int, default=1)
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        help="a sweep override for the pipeline rounds only, e.g. cache.scope=off (repeatable)",
+    )
     args = parser.parse_args()
     in_flight = args.configs * args.concurrency
     print(f"load average before: {load_average()}; requests in flight: {in_flight}")

@@ -27,7 +27,7 @@ import json
 import math
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType, TracebackType
 from typing import Any, NamedTuple
@@ -149,6 +149,9 @@ class SimServer:
         self._faults: Counter[str] = Counter()
         self._model_faults: Counter[str] = Counter()
         self._bodies: Counter[str] = Counter()
+        self._abandoned: Counter[str] = Counter()
+        self._open = asyncio.Event()  # cleared by `hold`: replies wait until `release`
+        self._open.set()
         self._runner: web.AppRunner | None = None
         self._stopping = asyncio.Event()
         self.base_url = ""
@@ -172,8 +175,9 @@ class SimServer:
         return self.base_url
 
     async def stop(self) -> None:
-        """Stop serving; stalled `timeout` faults end at once."""
+        """Stop serving; stalled `timeout` faults and held replies end at once."""
         self._stopping.set()
+        self._open.set()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -195,6 +199,18 @@ class SimServer:
     def served_bodies(self) -> dict[str, int]:
         """Answered chat bodies by SHA-256 of their canonical JSON (with `count_bodies`)."""
         return dict(self._bodies)
+
+    def abandoned_bodies(self) -> dict[str, int]:
+        """Bodies whose client had gone before the reply was ready (with `count_bodies`): a
+        provider would have billed them, but no client could have stored the reply."""
+        return dict(self._abandoned)
+
+    async def hold(self) -> None:
+        """Replies not yet sent wait until `release`: a kill then finds no reply on the wire."""
+        self._open.clear()
+
+    async def release(self) -> None:
+        self._open.set()
 
     def _authorized(self, request: web.Request) -> bool:
         key = self.options.api_key
@@ -226,6 +242,7 @@ class SimServer:
             return _error(body.status, body.message, body.code)
         if self.options.latency_s > 0:
             await asyncio.sleep(self.options.latency_s)
+        await self._open.wait()
         fault = self._fault_for(index)
         if fault is not None:
             self._faults[fault] += 1
@@ -237,7 +254,8 @@ class SimServer:
         self._counts["served_ok"] += 1
         if self.options.count_bodies:
             digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-            self._bodies[digest] += 1
+            gone = request.transport is None or request.transport.is_closing()
+            (self._abandoned if gone else self._bodies)[digest] += 1
         self._counts["prompt_tokens"] += answer.prompt_tokens
         self._counts["completion_tokens"] += answer.completion_tokens
         return web.json_response(_completion(self.model, index, answer))
@@ -374,6 +392,21 @@ class SimServerThread:
         for server in self.servers:
             thread.call(server.stop(), timeout_s)
         thread.close(timeout_s)
+
+    def hold(self, timeout_s: float = 30.0) -> None:
+        """Every server holds its unsent replies (`SimServer.hold`)."""
+        self._on_loop([s.hold for s in self.servers], timeout_s)
+
+    def release(self, timeout_s: float = 30.0) -> None:
+        self._on_loop([s.release for s in self.servers], timeout_s)
+
+    def _on_loop(
+        self, calls: Sequence[Callable[[], Coroutine[Any, Any, None]]], timeout_s: float
+    ) -> None:
+        if self._thread is None:
+            raise RuntimeError("the servers are not running")
+        for call in calls:
+            self._thread.call(call(), timeout_s)
 
     def counters(self, timeout_s: float = 30.0) -> tuple[SimCounters, ...]:
         """Snapshots taken on the servers' own loop, so none is torn mid-request."""

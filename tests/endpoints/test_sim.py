@@ -298,3 +298,18 @@ def test_serve_sim_prints_base_urls_and_stops_on_sigterm() -> None:
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+
+
+async def test_a_held_reply_whose_client_left_is_counted_abandoned_not_served() -> None:
+    async with serving(SimOptions(count_bodies=True)) as (server, url, session):
+        await server.hold()
+        with pytest.raises(asyncio.TimeoutError):
+            await post(session, url, timeout=aiohttp.ClientTimeout(total=0.3))
+        await asyncio.sleep(0.3)  # the client's close reaches the server
+        await server.release()
+        await asyncio.sleep(0.1)  # the held handler wakes and finds its client gone
+        assert server.served_bodies() == {}
+        assert sum(server.abandoned_bodies().values()) == 1
+        status, _, _ = await post(session, url)  # released: the same body is now served
+        assert status == 200
+        assert server.served_bodies().keys() == server.abandoned_bodies().keys()

@@ -15,9 +15,14 @@ Asserted, against an uninterrupted run of the same sweep on a second server:
   wall-clock columns);
 - the resume's requests are cache hits for what the first session had answered.
 
-A request answered by the server in the instant before the client stored it (about a
-millisecond per request, with a second of latency per reply) would be served twice; the test
-keeps few requests in flight so that window is rarely hit (docs/reliability.md).
+Before the kill the server holds its unsent replies for a moment (`SimServer.hold`), so no
+reply is on the wire when the sweep dies: every reply the server delivered had reached the
+client and been stored. The requests in flight at the kill reach the server, but their
+client is gone before the reply is ready; the server counts them apart
+(`abandoned_bodies`: a provider would bill them), and the resume must send each once more.
+Without the hold, a kill in the millisecond between a reply's arrival and its storing would
+pay that reply twice, and the test would measure the timing of the kill, not the cache
+(docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from tests.reliability.harness import SweepHarness
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 SESSION_COLUMNS = ("cache_hits", "spent_usd")
+# time for a reply already sent to be stored by its client before the kill: ~1 ms unloaded
+SETTLE_S = 2.0
 
 
 def sim_server() -> SimServerThread:
@@ -96,18 +103,26 @@ def test_kill_then_resume_serves_every_request_exactly_once(
             assert proc.poll() is None, "the sweep ended before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        server.hold()
+        time.sleep(SETTLE_S)
         harness.kill(proc)
+        harness.reap(grace_s=30.0)  # every process of the sweep, Ray's included, is gone
+        time.sleep(SETTLE_S)  # and the server has seen their connections close
         before = sum(served(server).values())
+        server.release()
         (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
         resumed = harness.run([f"resume={run_dir}"], timeout_s=SWEEP_TIMEOUT_S)
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         counts = served(server)
+        abandoned = server.servers[0].abandoned_bodies()
     twice = {d: n for d, n in counts.items() if n != 1}
     total = sum(counts.values())
     print(f"\nplanned requests {sum(expected.values())}; served before the kill {before}, "
-          f"after the resume {total}; served more than once: {len(twice)}")  # fmt: skip
+          f"after the resume {total}; in flight at the kill {sum(abandoned.values())}; "
+          f"served more than once: {len(twice)}")  # fmt: skip
     assert not twice, f"{len(twice)} request(s) were served more than once"
     assert total == sum(expected.values())
+    assert set(abandoned) <= set(counts)  # each request cut by the kill was sent again, once
     assert comparable(run_dir) == comparable(whole.run_dir)
     requests = pq.read_table(run_dir / "requests").to_pylist()
     hits = [r for r in requests if r["cache_hit"]]
