@@ -15,9 +15,11 @@ so a name holding a newline cannot break the line.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from pipeline.usererror import UserError
 
@@ -95,3 +97,17 @@ def read_bounded(
 
 def _over(size: int, cap: int, cap_name: str) -> str:
     return f"{size_text(size)}, over the {size_text(cap)} cap ({cap_name}); raise it to read it"
+
+
+class NonFiniteNumber(ValueError):
+    """NaN or Infinity in a user's JSON: not JSON (RFC 8259), though Python's decoder takes
+    it. A file holding one is refused: sent on, it is a number no server parses."""
+
+
+def _refuse_constant(word: str) -> Any:
+    raise NonFiniteNumber(f"{word} is not a JSON number")
+
+
+def loads_json(text: str | bytes) -> Any:
+    """json.loads for a user's file, refusing NaN and Infinity (NonFiniteNumber)."""
+    return json.loads(text, parse_constant=_refuse_constant)

@@ -18,6 +18,8 @@ from pipeline.chat.errors import HttpStatusFault, MalformedEnvelope, RequestReje
 from pipeline.chat.messages import ChatMessage, ChatRequest, renderer_of
 from pipeline.endpoints.client import CHARS_PER_TOKEN_ESTIMATE, estimate_tokens
 from pipeline.endpoints.template import server_root
+from pipeline.endpoints.wire import encode_body
+from pipeline.endpoints.wire import loads as wire_loads
 
 from .conftest import (
     RecordingSleep,
@@ -274,3 +276,32 @@ async def test_an_apply_template_reply_without_a_prompt_is_a_malformed_envelope(
 def test_request_without_mappings_stays_hashable() -> None:
     request = ChatRequest(messages=(ChatMessage("user", "x"),), max_tokens=4, top_p=0.5)
     assert hash(request) == hash(ChatRequest((ChatMessage("user", "x"),), 4, top_p=0.5))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "m", "messages": [{"role": "user", "content": 'é "quoted"\n\t\x01\x7f \u2028 😀'}]},
+        {"temperature": 0.7, "top_p": 1e-07, "big": 1e16, "neg": -0.0, "n": 2**63 - 1, "f": None},
+        {"tools": [{"type": "function", "function": {"parameters": {"a": [1, 2.5, True]}}}]},
+    ],
+)
+def test_encode_body_writes_the_bytes_the_standard_encoder_writes(body: dict[str, Any]) -> None:
+    """orjson is the fast path; the bytes (and so the cache keys) are the standard ones'."""
+    standard = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    assert json.loads(encode_body(body)) == json.loads(standard)
+    if "top_p" not in body:  # orjson writes 1e-07 as 1e-7 and 1e16 as 1e16: same numbers
+        assert encode_body(body) == standard
+
+
+def test_encode_body_falls_back_for_what_orjson_refuses() -> None:
+    body = {"n": 2**70, 3: "int key"}
+    assert encode_body(body) == b'{"n":1180591620717411303424,"3":"int key"}'
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate fails as it always did
+        encode_body({"content": "\ud800"})
+
+
+def test_replies_are_read_as_the_standard_decoder_reads_them() -> None:
+    assert wire_loads('{"a": NaN, "n": 1180591620717411303424}')["n"] == 2**70
+    with pytest.raises(json.JSONDecodeError):
+        wire_loads("{not json")

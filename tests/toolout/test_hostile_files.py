@@ -45,6 +45,16 @@ def test_a_deeply_nested_json_is_one_problem_in_every_importer(source: str) -> N
     assert "nested too deeply" in str(error) and "\n" not in str(error)
 
 
+@pytest.mark.parametrize("source", SOURCES.values(), ids=SOURCES.keys())
+@pytest.mark.parametrize("word", ["NaN", "Infinity", "-Infinity"])
+def test_nan_or_infinity_is_one_problem_in_every_importer(source: str, word: str) -> None:
+    """Python's decoder takes them; sent on in a replayed tool call, no server parses them."""
+    outcome = import_file(b'{"role": "user", "content": "x", "n": %s}\n' % word.encode(), source)
+    assert outcome.transcripts == ()
+    [error] = outcome.errors
+    assert f"not JSON: {word} is not a JSON number" in str(error) and "\n" not in str(error)
+
+
 def _config(root: Path, **caps: float) -> object:
     return toolout_config({"name": "toolout", "transcripts_dir": str(root), **caps})
 

@@ -166,6 +166,12 @@ def test_issue21_invalid_utf8_in_a_user_jsonl_is_one_line_naming_file_and_line()
         from_jsonl(data, "mine.jsonl")
 
 
+def test_a_line_holding_nan_is_one_line_naming_file_and_line() -> None:
+    data = b'{"id": "a", "text": "fine"}\n{"id": "b", "text": "x", "score": NaN}\n'
+    with pytest.raises(TraceFileError, match=r"^nan.jsonl: line 2: not JSON: NaN is not a JSON"):
+        from_jsonl(data, "nan.jsonl")
+
+
 def test_issue21_a_line_nested_200000_deep_is_one_line_naming_file_and_line() -> None:
     deep = "[" * 200_000 + "]" * 200_000
     data = f'{{"id": "a", "text": "ok"}}\n{deep}\n'.encode()

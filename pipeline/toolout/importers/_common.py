@@ -24,6 +24,7 @@ from pipeline.toolout.transcript import (
     Transcript,
     TranscriptError,
 )
+from pipeline.user_files import NonFiniteNumber, loads_json
 
 ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
 Parsed = Transcript | TranscriptError  # one entry per transcript a file holds, in file order
@@ -51,10 +52,12 @@ def decode_json(data: bytes, source: str, record: str = "file") -> Any:
             source, record, f"not UTF-8: {exc.reason} at byte {exc.start}"
         ) from exc
     try:
-        return json.loads(text)
+        return loads_json(text)
     except json.JSONDecodeError as exc:
         problem = f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         raise TranscriptError(source, record, problem) from exc
+    except NonFiniteNumber as exc:
+        raise TranscriptError(source, record, f"not JSON: {exc.args[0]}") from None
     except RecursionError:  # 200,000 `[`: the C decoder recurses once per level
         raise TranscriptError(source, record, NESTED_TOO_DEEP) from None
 

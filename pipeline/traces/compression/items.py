@@ -31,6 +31,7 @@ from pathlib import PurePosixPath
 from typing import Any, TypeGuard
 
 from pipeline.traces.compression.bands import DEFAULT_EDGES, band_of
+from pipeline.user_files import NonFiniteNumber, loads_json
 from pipeline.usererror import UserError
 
 SYNTHETIC = "synthetic"
@@ -236,9 +237,11 @@ def _lines(text: str | bytes, name: str = "") -> Iterable[tuple[int, str]]:
 
 def _json_line(line: str, name: str, number: int) -> Any:
     try:
-        return json.loads(line)
+        return loads_json(line)
     except json.JSONDecodeError as exc:
         raise TraceFileError(name, f"line {number}", f"not JSON: {exc.msg}") from exc
+    except NonFiniteNumber as exc:
+        raise TraceFileError(name, f"line {number}", f"not JSON: {exc.args[0]}") from None
     except RecursionError:
         problem = "nested too deeply to read (JSON arrays or objects inside each other)"
         raise TraceFileError(name, f"line {number}", problem) from None
