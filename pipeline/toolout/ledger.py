@@ -16,7 +16,7 @@ Equal to a full rebuild by construction (tests/golden/test_golden_toolout_replay
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,7 +27,7 @@ class Keyed(Protocol):
     """A block as the cache sees it: equal keys are equal bytes."""
 
     @property
-    def key(self) -> str: ...
+    def key(self) -> Hashable: ...  # equal keys: equal role and text
 
     @property
     def tokens(self) -> int: ...
@@ -53,7 +53,7 @@ class Ledger:
     def __init__(self, cache_model: CacheModel, min_tokens: int) -> None:
         self.m = cache_model
         self.min_tokens = min_tokens
-        self.ids: dict[tuple[int, str], int] = {}  # (parent prefix id, block key) -> prefix id
+        self.ids: dict[tuple[int, Hashable], int] = {}  # (parent prefix id, block key) -> prefix id
         self.extent: dict[int, int] = {}  # prefix id -> most blocks a request sent through it
         self.cached: dict[int, float] = {}  # prefix id -> time the entry was last written/read
         self.ends: set[int] = set()  # prefix_units: prefixes that ended an input or an output
@@ -106,7 +106,7 @@ class Ledger:
         ttl = self.m.ttl_seconds
         return used is not None and (ttl is None or now - used <= ttl)
 
-    def _id(self, parent: int, key: str) -> int:
+    def _id(self, parent: int, key: Hashable) -> int:
         return self.ids.setdefault((parent, key), len(self.ids) + 1)
 
     # -- one request ----------------------------------------------------------------------------
@@ -119,7 +119,7 @@ class Ledger:
         *,
         unchanged: int,
         breakpoints: Sequence[int],
-        output_key: str | None,
+        output_key: Hashable | None,
         now: float,
     ) -> Split:
         """The split of `blocks[:count]`, whose first `unchanged` blocks are the previous
@@ -231,7 +231,12 @@ class Ledger:
         return boundary, reachable, write_end
 
     def _remember(  # noqa: PLR0912 - one branch per cache kind's rule, as accounting.py lists
-        self, blocks: int, breakpoints: list[int], output_key: str | None, now: float, split: Split
+        self,
+        blocks: int,
+        breakpoints: list[int],
+        output_key: Hashable | None,
+        now: float,
+        split: Split,
     ) -> None:
         pids, pos = self.pids, self.pos
         sent = blocks

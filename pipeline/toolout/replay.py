@@ -22,10 +22,12 @@ Pure: no I/O.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple, overload
 
 from pipeline.toolout.policies.base import OutputRef, OutputView, Policy, Recheck, Rendering
+from pipeline.toolout.tokens import BYTES_PER_TOKEN, estimate_tokens
 from pipeline.toolout.transcript import Message, Transcript
 
 Estimate = Callable[[str], int]
@@ -44,26 +46,27 @@ class Position:
         self.later_requests = 0  # requests the transcript still sends after this one
 
 
-@dataclass(frozen=True)
-class Block:
-    """One message of a request, as sent."""
+class Block(NamedTuple):
+    """One message of a request, as sent (a tuple: one is built per new or rewritten block).
+
+    `key` (the cache's match key: role and text, as accounting.CacheBlock.of's) and
+    `size_bytes` (UTF-8) are computed once, by `block()`: every later request reads them.
+    """
 
     role: str
     text: str
     tokens: int
-    output_index: int | None = None  # which tool output this block shows, if any
-    # The cache's match key (accounting.CacheBlock.of's: role and text) and the UTF-8 size,
-    # computed once: every later request reads them.
-    key: str = field(init=False, repr=False, compare=False)
-    size_bytes: int = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "key", f"{self.role}\x00{self.text}")
-        object.__setattr__(self, "size_bytes", len(self.text.encode("utf-8")))
+    output_index: int | None  # which tool output this block shows, if any
+    key: tuple[str, str]
+    size_bytes: int
 
 
-@dataclass(frozen=True)
-class Applied:
+def block(role: str, text: str, tokens: int, output_index: int | None = None) -> Block:
+    """A `Block` with its key and UTF-8 size filled in."""
+    return Block(role, text, tokens, output_index, (role, text), len(text.encode("utf-8")))
+
+
+class Applied(NamedTuple):
     """What the policy did to one visible tool output on one request."""
 
     output_index: int
@@ -75,7 +78,7 @@ class Applied:
     reuse: bool  # the same compacted bytes as on the previous request: a cache reuse
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ReplayedRequest:
     """One request as sent, with running totals (the replay keeps them, nothing re-sums).
 
@@ -84,6 +87,9 @@ class ReplayedRequest:
     (every visible output when the replay runs with `recheck=False`). Every other visible
     output shows the same text as on the previous request, so it is counted in
     `outputs_changed` (and as a reuse) but has no `Applied` of its own.
+
+    A value nothing mutates after the replay returns it; not frozen because a frozen
+    dataclass's `__init__` costs five times a slotted one's, once per request.
     """
 
     index: int
@@ -110,6 +116,44 @@ class ReplayedRequest:
     @property
     def outputs_reused(self) -> int:
         return self.outputs_changed - self.outputs_new
+
+
+class _Visible(Sequence[OutputRef]):
+    """The first `count` of a transcript's outputs (`OutputView.visible_outputs`), without
+    copying them: one per request, read only by a policy that counts or sizes its peers."""
+
+    __slots__ = ("_count", "_refs")
+
+    def __init__(self, refs: tuple[OutputRef, ...], count: int) -> None:
+        self._refs = refs
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> OutputRef: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[OutputRef, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> OutputRef | tuple[OutputRef, ...]:
+        if isinstance(index, slice):
+            return self._refs[: self._count][index]
+        return self._refs[range(self._count)[index]]  # range: the bounds and negative indices
+
+    def __iter__(self) -> Iterator[OutputRef]:
+        refs = self._refs
+        return (refs[i] for i in range(self._count))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 @dataclass(frozen=True)
@@ -143,17 +187,6 @@ def _outputs(transcript: Transcript) -> list[_Output]:
     return found
 
 
-def _bytes(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def _output_tokens(message: Message, estimate: Estimate) -> int:
-    usage = message.usage
-    if usage is not None and usage.completion_tokens is not None:
-        return usage.completion_tokens
-    return estimate(_message_text(message))
-
-
 class _PrefixSums:
     """Token sums of the first k blocks under point updates (a Fenwick tree): an output's
     position in the request costs log(blocks), not a walk over the history."""
@@ -176,6 +209,39 @@ class _PrefixSums:
         return total
 
 
+class _Positions:
+    """Tokens before each slot of the request being built, as sent.
+
+    Slots are appended in order with their first text, so `appended[s]` (the running sum at
+    append time) is exact until a slot is rewritten; rewrites are the only point updates and
+    go to a Fenwick tree of deltas (`_PrefixSums`), built on the first one. So a new output's
+    position is O(1) and a rewritten one's O(log blocks).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.appended = [0]
+        self.deltas: _PrefixSums | None = None
+        self.delta_total = 0
+
+    def append(self, tokens: int) -> None:
+        self.appended.append(self.appended[-1] + tokens)
+
+    def rewrite(self, slot: int, delta: int) -> None:
+        if self.deltas is None:
+            self.deltas = _PrefixSums(self.size)
+        self.deltas.add(slot, delta)
+        self.delta_total += delta
+
+    def before(self, slot: int) -> int:
+        """Tokens of slots [0, slot) as they are now."""
+        if self.deltas is None:
+            return self.appended[slot]
+        if slot == len(self.appended) - 1:  # the next slot to append: every delta is before it
+            return self.appended[slot] + self.delta_total
+        return self.appended[slot] + self.deltas.before(slot)
+
+
 def _due_request(
     check: Recheck, output: int, after: int, visible: Sequence[int], request_bytes: Sequence[int]
 ) -> int:
@@ -193,6 +259,13 @@ def _due_request(
     return due
 
 
+def _tokens_of(estimate: Estimate) -> Callable[[str, int], int]:
+    """(text, its UTF-8 size) -> tokens; the default estimator from the size it already has."""
+    if estimate is estimate_tokens:
+        return lambda _text, size: -(-size // BYTES_PER_TOKEN)
+    return lambda text, _size: estimate(text)
+
+
 def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps commented
     transcript: Transcript,
     policy: Policy,
@@ -205,19 +278,26 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
 
     Work per request is proportional to what changes: the new messages, the outputs the
     policy is asked about (`Policy.recheck`; a policy without it is asked about every visible
-    output on every request, as with `recheck=False`) and a log-time position per asked output.
+    output on every request, as with `recheck=False`) and a position per asked output (O(1)
+    for a new one, log-time for a rewritten one).
     """
     where = where if where is not None else Position()
     messages = transcript.messages
     outputs = _outputs(transcript)
-    by_position = {o.position: o for o in outputs}
+    tokens_of = _tokens_of(estimate)
+    output_at = [-1] * len(messages)  # transcript position -> tool output index (-1: none)
+    for found in outputs:
+        output_at[found.position] = found.index
     ask_again = getattr(policy, "recheck", None) if recheck else None
-    # Per request: its transcript position, visible outputs and uncompacted bytes.
+    # Per message: its text and UTF-8 size; per request: its transcript position, visible
+    # outputs and uncompacted bytes.
+    texts = [_message_text(m) for m in messages]
+    sizes = [len(t.encode("utf-8")) for t in texts]
     starts = [p for p, m in enumerate(messages) if m.role == "assistant"]
     total_requests = len(starts)
     prefix_bytes = [0]
-    for message in messages:
-        prefix_bytes.append(prefix_bytes[-1] + _bytes(_message_text(message)))
+    for size in sizes:
+        prefix_bytes.append(prefix_bytes[-1] + size)
     visible_counts: list[int] = []
     seen = 0
     for position in starts:
@@ -230,130 +310,150 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
     )
 
     slots: list[Block] = []
-    sums = _PrefixSums(len(messages))
-    shown: dict[int, Block] = {}  # output -> its block as last sent
+    positions = _Positions(len(messages))
+    shown: list[Block | None] = [None] * len(outputs)  # output -> its block as last sent
+    first_request = [0] * len(outputs)
     changed: set[int] = set()  # outputs whose shown text differs from their content
     due: dict[int, list[int]] = {}  # request -> outputs to ask about again
-    first_request: dict[int, int] = {}
     input_tokens = input_bytes = removed = 0
     requests: list[ReplayedRequest] = []
     shared = False  # the slots list is referenced by an emitted request (copy before a rewrite)
-    statics: dict[int, Block] = {}
+    statics: dict[int, Block] = {}  # transcript position -> its block, built once
+    cached_prefix = 0
     for index, position in enumerate(starts):
         previous_count = len(slots)
         unchanged = previous_count
-        # the messages since the previous request: static blocks now, outputs when rendered
-        for p in range(previous_count, position):
-            shown_message = messages[p]
-            if p in by_position:
-                slots.append(_PLACEHOLDER)
-                continue
-            block = statics.get(p)
-            if block is None:
-                text = _message_text(shown_message)
-                block = statics[p] = Block(shown_message.role, text, estimate(text))
-            slots.append(block)
-            sums.add(p, block.tokens)
-            input_tokens += block.tokens
-            input_bytes += block.size_bytes
-        visible = visible_counts[index]
-        newly = range(visible_counts[index - 1] if index else 0, visible)
-        asked = sorted({*due.pop(index, ()), *newly}) if ask_again is not None else range(visible)
-        where.cached_prefix_tokens = requests[-1].input_tokens if requests else 0
+        where.cached_prefix_tokens = cached_prefix
         where.later_requests = total_requests - index - 1
-        refs = all_refs[:visible]
+        visible = visible_counts[index]
+        first_new = visible_counts[index - 1] if index else 0
+        refs = _Visible(all_refs, visible)
+        this_bytes = request_bytes[index]
         applied: list[Applied] = []
         new_count = 0
-        for o in asked:
+        # The outputs asked about, in output order: earlier ones asked again (every one
+        # without `recheck`), then the new ones, each rendered as its slot is appended.
+        if ask_again is None:
+            again: Sequence[int] = range(first_new)
+        else:
+            listed = due.pop(index, None)
+            again = sorted(set(listed)) if listed else ()
+        new_outputs = (output_at[p] for p in range(previous_count, position))
+        for o in (*again, *new_outputs):
+            if o < 0:  # a static message since the previous request: its block, once built
+                p = len(slots)
+                static = statics.get(p)
+                if static is None:
+                    message = messages[p]
+                    static = statics[p] = block(
+                        message.role, texts[p], tokens_of(texts[p], sizes[p])
+                    )
+                slots.append(static)
+                positions.append(static.tokens)
+                input_tokens += static.tokens
+                input_bytes += static.size_bytes
+                continue
             output = outputs[o]
             message = output.message
-            first_request.setdefault(o, index)
-            before = shown.get(o)
-            view = OutputView(
-                tool_name=message.name or "",
-                arguments=output.arguments,
-                content=message.content or "",
-                output_index=o,
-                first_request=first_request[o],
-                request_index=index,
-                exposures=index - first_request[o],
-                later_outputs=visible - o - 1,
-                intent=output.intent,
-                previous=None if before is None else before.text,
-                request_bytes=request_bytes[index],
-                visible_outputs=refs,
-            )
             slot = output.position
-            where.position_tokens = sums.before(slot)
+            before = shown[o]
+            if before is None:
+                first_request[o] = index
+            first = first_request[o]
+            original = message.size_bytes
+            view = OutputView.trusted(
+                {
+                    "tool_name": message.name or "",
+                    "arguments": output.arguments,
+                    "content": message.content or "",
+                    "output_index": o,
+                    "first_request": first,
+                    "request_index": index,
+                    "exposures": index - first,
+                    "later_outputs": visible - o - 1,
+                    "intent": output.intent,
+                    "previous": None if before is None else before.text,
+                    "request_bytes": this_bytes,
+                    "visible_outputs": refs,
+                    "size_bytes": original,
+                }
+            )
+            where.position_tokens = at = positions.before(slot)
             rendering = policy.render(view)
-            changed_now = rendering.changed and (before is None or rendering.text != before.text)
+            text = rendering.text
+            same = before is not None and text == before.text
+            changed_now = rendering.changed and not same
             new_count += changed_now
             applied.append(
-                Applied(
-                    output_index=o,
-                    tool_name=view.tool_name,
-                    rendering=rendering,
-                    original_bytes=message.size_bytes,
-                    position_tokens=where.position_tokens,
-                    new=changed_now,
-                    reuse=rendering.changed
-                    and before is not None
-                    and rendering.text == before.text,
-                )
-            )
+                Applied(o, view.tool_name, rendering, original, at, changed_now,
+                        rendering.changed and same)
+            )  # fmt: skip
             if rendering.changed:
                 changed.add(o)
             else:
                 changed.discard(o)
-            if before is None or before.text != rendering.text:
-                block = Block("tool", rendering.text, estimate(rendering.text), o)
-                old_tokens = old_bytes = 0
-                if before is not None:
-                    old_tokens, old_bytes = before.tokens, before.size_bytes
-                    if shared:
-                        slots = list(slots)
-                        shared = False
-                    unchanged = min(unchanged, slot)
-                shown[o] = block
-                slots[slot] = block
-                sums.add(slot, block.tokens - old_tokens)
-                input_tokens += block.tokens - old_tokens
-                input_bytes += block.size_bytes - old_bytes
-                removed += (message.size_bytes - block.size_bytes) - (
-                    0 if before is None else message.size_bytes - old_bytes
-                )
+            if before is None:  # first exposure: its slot is the next one
+                size = len(text.encode("utf-8"))
+                made = shown[o] = block("tool", text, tokens_of(text, size), o)
+                slots.append(made)
+                positions.append(made.tokens)
+                input_tokens += made.tokens
+                input_bytes += made.size_bytes
+                removed += original - made.size_bytes
+            elif not same:  # a rewrite of a slot an earlier request sent
+                size = len(text.encode("utf-8"))
+                made = shown[o] = block("tool", text, tokens_of(text, size), o)
+                if shared:
+                    slots = list(slots)
+                    shared = False
+                unchanged = min(unchanged, slot)
+                slots[slot] = made
+                positions.rewrite(slot, made.tokens - before.tokens)
+                input_tokens += made.tokens - before.tokens
+                input_bytes += made.size_bytes - before.size_bytes
+                removed += before.size_bytes - made.size_bytes
             if ask_again is not None:
                 check: Recheck = ask_again(view, rendering)
                 later = _due_request(check, o, index, visible_counts, request_bytes)
                 if later < total_requests:
                     due.setdefault(later, []).append(o)
-        output_block = statics.get(position) if index + 1 < total_requests else None
-        if output_block is None and index + 1 < total_requests:
-            text = _message_text(messages[position])
-            output_block = statics[position] = Block(messages[position].role, text, estimate(text))
+        assistant = messages[position]
+        output_block: Block | None = None
+        if index + 1 < total_requests:
+            output_block = statics.get(position)
+            if output_block is None:
+                text = texts[position]
+                output_block = statics[position] = block(
+                    assistant.role, text, tokens_of(text, sizes[position])
+                )
+        usage = assistant.usage
+        if usage is not None and usage.completion_tokens is not None:
+            output_tokens = usage.completion_tokens
+        elif output_block is not None:
+            output_tokens = output_block.tokens
+        else:
+            output_tokens = tokens_of(texts[position], sizes[position])
         requests.append(
             ReplayedRequest(
-                index=index,
-                timestamp=messages[position].timestamp,
-                output_tokens=_output_tokens(messages[position], estimate),
-                applied=tuple(applied),
-                input_tokens=input_tokens,
-                input_bytes=input_bytes,
-                outputs_visible=visible,
-                outputs_changed=len(changed),
-                outputs_new=new_count,
-                removed_bytes=removed,
-                unchanged_blocks=unchanged,
-                output_block=output_block,
-                block_count=len(slots),
-                slots=slots,
+                index,
+                assistant.timestamp,
+                output_tokens,
+                tuple(applied),
+                input_tokens,
+                input_bytes,
+                visible,
+                len(changed),
+                new_count,
+                removed,
+                unchanged,
+                output_block,
+                len(slots),
+                slots,
             )
         )
+        cached_prefix = input_tokens
         shared = True
     return requests
-
-
-_PLACEHOLDER = Block("tool", "", 0)  # an output's slot before its first rendering
 
 
 def removed_bytes(requests: Sequence[ReplayedRequest]) -> int:

@@ -21,10 +21,10 @@ the model mode stays exact with the reason saying which is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Mode = Literal[
     "exact",  # the output's own bytes
@@ -80,7 +80,7 @@ class OutputView:
     previous: str | None = None  # its text on the previous request; None on first exposure
     # Read only by Anthropic clear_tool_uses (the replay may pass them for every policy):
     request_bytes: int | None = None  # UTF-8 bytes of the whole request as sent, uncompacted
-    visible_outputs: tuple[OutputRef, ...] | None = None  # every output in the request, in order
+    visible_outputs: Sequence[OutputRef] | None = None  # every output in the request, in order
 
     def __post_init__(self) -> None:
         if self.exposures < 0 or self.later_outputs < 0 or self.output_index < 0:
@@ -93,6 +93,16 @@ class OutputView:
     @cached_property
     def size_bytes(self) -> int:
         return utf8_len(self.content)
+
+    @classmethod
+    def trusted(cls, fields: dict[str, Any]) -> OutputView:
+        """A view from every field (and `size_bytes`), unchecked: the replay's own, per asked
+        output and request, whose values hold the checks by construction. A frozen
+        dataclass's `__init__` sets each field through `object.__setattr__` and then checks:
+        four times the cost of filling the instance's dict at once, on the hot path."""
+        view = object.__new__(cls)
+        view.__dict__.update(fields)
+        return view
 
 
 @dataclass(frozen=True)
