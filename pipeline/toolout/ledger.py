@@ -17,8 +17,7 @@ Equal to a full rebuild by construction (tests/golden/test_golden_toolout_replay
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from pipeline.toolout.cache_models import CacheModel
 
@@ -33,9 +32,10 @@ class Keyed(Protocol):
     def tokens(self) -> int: ...
 
 
-@dataclass(frozen=True)
-class Split:
-    """Token positions of one request: [0, hit) read, [hit, write_end) written, rest input."""
+class Split(NamedTuple):
+    """Token positions of one request: [0, hit) read, [hit, write_end) written, rest input.
+
+    A named tuple: one is built per request."""
 
     hit: int
     write_end: int
@@ -69,6 +69,12 @@ class Ledger:
         self.path_time = 0.0
         automatic = cache_model.kind in ("automatic_prefix", "prefix_units")
         self.lazy_time = automatic and cache_model.refresh_on_read
+        # the model's parameters, read on every request
+        self.kind = cache_model.kind
+        self.ttl = cache_model.ttl_seconds
+        self.outputs_end_units = (
+            cache_model.kind == "prefix_units" and cache_model.output_cached
+        )  # fmt: skip
 
     # -- the path's lazy values ---------------------------------------------------------------
 
@@ -81,9 +87,6 @@ class Ledger:
             if self.lazy_time and d > 0:
                 self.cached[pid] = self.path_time
         self.path_depth = min(self.path_depth, depth)
-
-    def _in_extent(self, depth: int) -> bool:
-        return depth <= self.path_depth or self.pids[depth] in self.extent
 
     def _extent_at(self, depth: int) -> int:
         stored = self.extent.get(self.pids[depth])
@@ -111,12 +114,11 @@ class Ledger:
 
     # -- one request ----------------------------------------------------------------------------
 
-    def bill(
+    def bill(  # noqa: PLR0917 - one request: its blocks, what it shares, its time
         self,
         index: int,
         blocks: Sequence[Keyed],
         count: int,
-        *,
         unchanged: int,
         breakpoints: Sequence[int],
         output_key: Hashable | None,
@@ -124,20 +126,29 @@ class Ledger:
     ) -> Split:
         """The split of `blocks[:count]`, whose first `unchanged` blocks are the previous
         request's; `breakpoints` are the boundaries (block counts) the request flags."""
-        keep = max(0, min(unchanged, count, len(self.pids) - 1))
-        self._leave_path(keep)
-        del self.pids[keep + 1 :]
-        del self.pos[keep + 1 :]
-        del self.end_below[keep + 1 :]
+        pids, pos, end_below = self.pids, self.pos, self.end_below
+        keep = max(0, min(unchanged, count, len(pids) - 1))
+        if keep < self.path_depth:
+            self._leave_path(keep)
+        if keep + 1 < len(pids):
+            del pids[keep + 1 :]
+            del pos[keep + 1 :]
+            del end_below[keep + 1 :]
+        ids, ends = self.ids, self.ends
+        pid, at, below = pids[-1], pos[-1], end_below[-1]
         for i in range(keep, count):
             block = blocks[i]
-            if block.tokens < 0:
+            tokens = block.tokens
+            if tokens < 0:
                 raise ValueError(f"request {index}: token counts must be >= 0")
-            pid = self._id(self.pids[-1], block.key)
-            self.pids.append(pid)
-            self.pos.append(self.pos[-1] + block.tokens)
-            self.end_below.append(i + 1 if pid in self.ends else self.end_below[-1])
-        used = self._breakpoints(breakpoints)
+            pid = ids.setdefault((pid, block.key), len(ids) + 1)  # _id, inline
+            at += tokens
+            if pid in ends:
+                below = i + 1
+            pids.append(pid)
+            pos.append(at)
+            end_below.append(below)
+        used = self._breakpoints(breakpoints) if self.kind == "explicit_breakpoints" else []
         split = self._split(count, used, now)
         self._remember(count, used, output_key, now, split)
         return split
@@ -145,11 +156,14 @@ class Ledger:
     def _split(self, blocks: int, breakpoints: list[int], now: float) -> Split:
         pos = self.pos
         total = pos[-1]
-        if self.m.kind == "none":
+        kind = self.kind
+        if kind == "none":
             return Split(0, 0, 0, 0, 0, 0, 0, total)
-        # leading blocks an earlier request sent in this order (the path's all were)
-        shared = max(0, min(self.path_depth, blocks))
-        while shared < blocks and self._in_extent(shared + 1):
+        # leading blocks an earlier request sent in this order (the path's all were; below
+        # it, a prefix some request sent through is in `extent`)
+        pids, extent_of, path_depth = self.pids, self.extent, self.path_depth
+        shared = max(0, min(path_depth, blocks))
+        while shared < blocks and (shared < path_depth or pids[shared + 1] in extent_of):
             shared += 1
         extent = self._extent_at(shared)
         rewrite_end = min(extent, blocks) if extent > shared else shared
@@ -157,7 +171,7 @@ class Ledger:
         cold = total - pos[rewrite_end]
 
         write_end: int | None = None
-        if self.m.kind == "explicit_breakpoints":
+        if kind == "explicit_breakpoints":
             boundary, reachable, write_end = self._breakpoint_hits(breakpoints, shared, now)
             hit = pos[boundary]
             below = pos[shared] < self.min_tokens
@@ -172,7 +186,7 @@ class Ledger:
             ttl, below_min, granularity = 0, pos[shared] - hit, 0
         else:
             ttl, below_min, granularity = reachable - hit, 0, pos[shared] - reachable
-            if self.m.kind == "explicit_breakpoints" and shared < min(extent, blocks):
+            if kind == "explicit_breakpoints" and shared < min(extent, blocks):
                 # the rewrite moved the match end away from every entry a breakpoint can reach
                 rewrite, granularity = rewrite + granularity, 0
         if write_end is None or write_end < hit:
@@ -185,8 +199,11 @@ class Ledger:
         Below the path's depth every lazy entry has the path's time: alive all, or none.
         """
         lazy_top = self.path_depth if self.lazy_time else 0
+        cached, pids, ttl = self.cached, self.pids, self.ttl
         for depth in range(shared, max(lazy_top, 0), -1):
-            if self._alive_at(depth, now):
+            # _alive_at, inline: no depth here is a lazy one (each is above lazy_top)
+            used = cached.get(pids[depth])
+            if used is not None and (ttl is None or now - used <= ttl):
                 return depth
         if lazy_top > 0 and self._alive_at(min(shared, lazy_top), now):
             return min(shared, lazy_top)
@@ -196,7 +213,7 @@ class Ledger:
         """The automatic hit when the first `boundary` blocks are matched and alive."""
         pos = self.pos
         matched = pos[boundary]
-        if self.m.kind == "prefix_units":
+        if self.kind == "prefix_units":
             grid = matched - matched % self.m.unit_tokens
             end = pos[self.end_below[boundary]]  # pos[0] = 0: no end unit
             hit = max(grid, end)
@@ -239,23 +256,24 @@ class Ledger:
         split: Split,
     ) -> None:
         pids, pos = self.pids, self.pos
+        kind = self.kind
         sent = blocks
         out_pid: int | None = None
-        if self.m.kind == "prefix_units" and self.m.output_cached and output_key is not None:
+        if self.outputs_end_units and output_key is not None:
             out_pid = self._id(pids[-1], output_key)
             sent = blocks + 1
         if sent < self.path_sent:
             self._leave_path(-1)  # a shorter request: the path's extent cannot be lowered
-        if not self.lazy_time and self.m.kind in ("automatic_prefix", "prefix_units"):
+        if not self.lazy_time and kind in ("automatic_prefix", "prefix_units"):
             for pid in pids[1:]:  # stored; a read refreshes nothing, so only dead ones reset
                 if not self._alive(pid, now):
                     self.cached[pid] = now
         self.path_depth, self.path_sent, self.path_time = blocks, sent, now
         if out_pid is not None and self.extent.get(out_pid, -1) < sent:
             self.extent[out_pid] = sent
-        if self.m.kind == "none":
+        if kind == "none":
             return
-        if self.m.kind == "explicit_breakpoints":
+        if kind == "explicit_breakpoints":
             for b in breakpoints:
                 if pos[b] >= self.min_tokens and (
                     self.m.refresh_on_read or not self._alive(pids[b], now)
@@ -264,7 +282,7 @@ class Ledger:
             if split.hit_boundary and self.m.refresh_on_read:
                 self.cached[pids[split.hit_boundary]] = now
             return
-        if self.m.kind == "prefix_units":
+        if kind == "prefix_units":
             self.ends.add(pids[-1])
             self.end_below[-1] = len(pids) - 1
             if out_pid is not None:

@@ -66,6 +66,11 @@ def block(role: str, text: str, tokens: int, output_index: int | None = None) ->
     return Block(role, text, tokens, output_index, (role, text), len(text.encode("utf-8")))
 
 
+# A named tuple's own constructor is a Python function over `tuple.__new__`; the replay's
+# loop calls `tuple.__new__` itself (half the cost, for each new block and Applied).
+_tuple = tuple.__new__
+
+
 class Applied(NamedTuple):
     """What the policy did to one visible tool output on one request."""
 
@@ -118,13 +123,32 @@ class ReplayedRequest:
         return self.outputs_changed - self.outputs_new
 
 
+class _Refs:
+    """The transcript's outputs as `OutputRef`s, built on first use: only a policy that counts
+    or sizes its peers (Anthropic's clear_at_least) reads them."""
+
+    __slots__ = ("_built", "_outputs")
+
+    def __init__(self, outputs: Sequence[_Output]) -> None:
+        self._outputs = outputs
+        self._built: tuple[OutputRef, ...] | None = None
+
+    def all(self) -> tuple[OutputRef, ...]:
+        if self._built is None:
+            self._built = tuple(
+                OutputRef(o.ordinal, o.message.name or "", o.message.size_bytes)
+                for o in self._outputs
+            )
+        return self._built
+
+
 class _Visible(Sequence[OutputRef]):
     """The first `count` of a transcript's outputs (`OutputView.visible_outputs`), without
-    copying them: one per request, read only by a policy that counts or sizes its peers."""
+    copying them: one per request (a tuple slice per request was O(history))."""
 
     __slots__ = ("_count", "_refs")
 
-    def __init__(self, refs: tuple[OutputRef, ...], count: int) -> None:
+    def __init__(self, refs: _Refs, count: int) -> None:
         self._refs = refs
         self._count = count
 
@@ -138,12 +162,13 @@ class _Visible(Sequence[OutputRef]):
     def __getitem__(self, index: slice) -> tuple[OutputRef, ...]: ...
 
     def __getitem__(self, index: int | slice) -> OutputRef | tuple[OutputRef, ...]:
+        refs = self._refs.all()
         if isinstance(index, slice):
-            return self._refs[: self._count][index]
-        return self._refs[range(self._count)[index]]  # range: the bounds and negative indices
+            return refs[: self._count][index]
+        return refs[range(self._count)[index]]  # range: the bounds and negative indices
 
     def __iter__(self) -> Iterator[OutputRef]:
-        refs = self._refs
+        refs = self._refs.all()
         return (refs[i] for i in range(self._count))
 
     def __eq__(self, other: object) -> bool:
@@ -156,9 +181,8 @@ class _Visible(Sequence[OutputRef]):
         return repr(tuple(self))
 
 
-@dataclass(frozen=True)
-class _Output:
-    index: int
+class _Output(NamedTuple):
+    ordinal: int  # its index among the transcript's outputs
     message: Message
     position: int  # index of the message in the transcript
     intent: str
@@ -170,21 +194,6 @@ def _message_text(message: Message) -> str:
     for call in message.tool_calls:
         text += f"\n[tool call {call.name}] {call.arguments}"
     return text
-
-
-def _outputs(transcript: Transcript) -> list[_Output]:
-    """Tool outputs with the intent of the call they answer."""
-    calls: dict[str, tuple[str, str]] = {}
-    found: list[_Output] = []
-    for position, message in enumerate(transcript.messages):
-        if message.role == "assistant":
-            for call in message.tool_calls:
-                calls[call.id] = (message.content or "", call.arguments)
-        elif message.is_tool_output:
-            said, arguments = calls.get(message.tool_call_id or "", ("", ""))
-            intent = f"{said}\n{arguments}".strip()
-            found.append(_Output(len(found), message, position, intent, arguments))
-    return found
 
 
 class _PrefixSums:
@@ -259,13 +268,6 @@ def _due_request(
     return due
 
 
-def _tokens_of(estimate: Estimate) -> Callable[[str, int], int]:
-    """(text, its UTF-8 size) -> tokens; the default estimator from the size it already has."""
-    if estimate is estimate_tokens:
-        return lambda _text, size: -(-size // BYTES_PER_TOKEN)
-    return lambda text, _size: estimate(text)
-
-
 def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps commented
     transcript: Transcript,
     policy: Policy,
@@ -283,31 +285,44 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
     """
     where = where if where is not None else Position()
     messages = transcript.messages
-    outputs = _outputs(transcript)
-    tokens_of = _tokens_of(estimate)
-    output_at = [-1] * len(messages)  # transcript position -> tool output index (-1: none)
-    for found in outputs:
-        output_at[found.position] = found.index
+    by_size = estimate is estimate_tokens  # the default estimator: tokens from the UTF-8 size
     ask_again = getattr(policy, "recheck", None) if recheck else None
-    # Per message: its text and UTF-8 size; per request: its transcript position, visible
-    # outputs and uncompacted bytes.
-    texts = [_message_text(m) for m in messages]
-    sizes = [len(t.encode("utf-8")) for t in texts]
-    starts = [p for p, m in enumerate(messages) if m.role == "assistant"]
-    total_requests = len(starts)
-    prefix_bytes = [0]
-    for size in sizes:
-        prefix_bytes.append(prefix_bytes[-1] + size)
+    # One pass over the messages. Per message: its text, UTF-8 size and tool output index
+    # (-1: none); per output: the intent of the call it answers; per request: its transcript
+    # position, the outputs visible in it and its uncompacted bytes.
+    calls: dict[str, tuple[str, str]] = {}
+    outputs: list[_Output] = []
+    output_at: list[int] = []
+    texts: list[str] = []
+    sizes: list[int] = []
+    starts: list[int] = []
     visible_counts: list[int] = []
-    seen = 0
-    for position in starts:
-        while seen < len(outputs) and outputs[seen].position < position:
-            seen += 1
-        visible_counts.append(seen)
-    request_bytes = [prefix_bytes[p] for p in starts]
-    all_refs = tuple(
-        OutputRef(o.index, o.message.name or "", o.message.size_bytes) for o in outputs
-    )
+    request_bytes: list[int] = []
+    total_bytes = 0
+    for position, message in enumerate(messages):
+        if message.tool_calls:
+            text = _message_text(message)
+            size = len(text.encode("utf-8"))
+        else:
+            text, size = message.content or "", message.size_bytes
+        at_output = -1
+        if message.role == "assistant":
+            starts.append(position)
+            visible_counts.append(len(outputs))
+            request_bytes.append(total_bytes)
+            for call in message.tool_calls:
+                calls[call.id] = (message.content or "", call.arguments)
+        elif message.is_tool_output:
+            said, arguments = calls.get(message.tool_call_id or "", ("", ""))
+            at_output = len(outputs)
+            intent = f"{said}\n{arguments}".strip()
+            outputs.append(_Output(at_output, message, position, intent, arguments))
+        output_at.append(at_output)
+        texts.append(text)
+        sizes.append(size)
+        total_bytes += size
+    total_requests = len(starts)
+    refs = _Refs(outputs)
 
     slots: list[Block] = []
     positions = _Positions(len(messages))
@@ -318,7 +333,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
     input_tokens = input_bytes = removed = 0
     requests: list[ReplayedRequest] = []
     shared = False  # the slots list is referenced by an emitted request (copy before a rewrite)
-    statics: dict[int, Block] = {}  # transcript position -> its block, built once
+    statics: list[Block | None] = [None] * len(messages)  # a static message's block, built once
     cached_prefix = 0
     for index, position in enumerate(starts):
         previous_count = len(slots)
@@ -326,27 +341,29 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
         where.cached_prefix_tokens = cached_prefix
         where.later_requests = total_requests - index - 1
         visible = visible_counts[index]
-        first_new = visible_counts[index - 1] if index else 0
-        refs = _Visible(all_refs, visible)
+        visible_refs = _Visible(refs, visible)
         this_bytes = request_bytes[index]
         applied: list[Applied] = []
         new_count = 0
         # The outputs asked about, in output order: earlier ones asked again (every one
-        # without `recheck`), then the new ones, each rendered as its slot is appended.
+        # without `recheck`), then the messages since the previous request in order, each
+        # output rendered as its slot is appended (-1: a static message).
+        order = output_at[previous_count:position]
         if ask_again is None:
-            again: Sequence[int] = range(first_new)
+            order = [*range(visible_counts[index - 1] if index else 0), *order]
         else:
             listed = due.pop(index, None)
-            again = sorted(set(listed)) if listed else ()
-        new_outputs = (output_at[p] for p in range(previous_count, position))
-        for o in (*again, *new_outputs):
-            if o < 0:  # a static message since the previous request: its block, once built
+            if listed:
+                order = [*sorted(set(listed)), *order]
+        for o in order:
+            if o < 0:  # a static message: its block, once built
                 p = len(slots)
-                static = statics.get(p)
+                static = statics[p]
                 if static is None:
-                    message = messages[p]
-                    static = statics[p] = block(
-                        message.role, texts[p], tokens_of(texts[p], sizes[p])
+                    text, size, role = texts[p], sizes[p], messages[p].role
+                    tokens = -(-size // BYTES_PER_TOKEN) if by_size else estimate(text)
+                    static = statics[p] = _tuple(
+                        Block, (role, text, tokens, None, (role, text), size)
                     )
                 slots.append(static)
                 positions.append(static.tokens)
@@ -361,11 +378,12 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
                 first_request[o] = index
             first = first_request[o]
             original = message.size_bytes
+            content = message.content or ""
             view = OutputView.trusted(
                 {
                     "tool_name": message.name or "",
                     "arguments": output.arguments,
-                    "content": message.content or "",
+                    "content": content,
                     "output_index": o,
                     "first_request": first,
                     "request_index": index,
@@ -374,7 +392,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
                     "intent": output.intent,
                     "previous": None if before is None else before.text,
                     "request_bytes": this_bytes,
-                    "visible_outputs": refs,
+                    "visible_outputs": visible_refs,
                     "size_bytes": original,
                 }
             )
@@ -385,54 +403,56 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
             changed_now = rendering.changed and not same
             new_count += changed_now
             applied.append(
-                Applied(o, view.tool_name, rendering, original, at, changed_now,
-                        rendering.changed and same)
+                _tuple(
+                    Applied,
+                    (o, view.tool_name, rendering, original, at, changed_now,
+                     rendering.changed and same),
+                )
             )  # fmt: skip
             if rendering.changed:
                 changed.add(o)
             else:
                 changed.discard(o)
-            if before is None:  # first exposure: its slot is the next one
-                size = len(text.encode("utf-8"))
-                made = shown[o] = block("tool", text, tokens_of(text, size), o)
-                slots.append(made)
-                positions.append(made.tokens)
-                input_tokens += made.tokens
-                input_bytes += made.size_bytes
-                removed += original - made.size_bytes
-            elif not same:  # a rewrite of a slot an earlier request sent
-                size = len(text.encode("utf-8"))
-                made = shown[o] = block("tool", text, tokens_of(text, size), o)
-                if shared:
-                    slots = list(slots)
-                    shared = False
-                unchanged = min(unchanged, slot)
-                slots[slot] = made
-                positions.rewrite(slot, made.tokens - before.tokens)
-                input_tokens += made.tokens - before.tokens
-                input_bytes += made.size_bytes - before.size_bytes
-                removed += before.size_bytes - made.size_bytes
+            if not same:  # a new block: the first exposure, or a rewrite
+                size = original if text is content else len(text.encode("utf-8"))
+                tokens = -(-size // BYTES_PER_TOKEN) if by_size else estimate(text)
+                made = shown[o] = _tuple(Block, ("tool", text, tokens, o, ("tool", text), size))
+                if before is None:  # first exposure: its slot is the next one
+                    slots.append(made)
+                    positions.append(tokens)
+                    input_tokens += tokens
+                    input_bytes += size
+                    removed += original - size
+                else:  # a rewrite of a slot an earlier request sent
+                    if shared:
+                        slots = list(slots)
+                        shared = False
+                    unchanged = min(unchanged, slot)
+                    slots[slot] = made
+                    positions.rewrite(slot, tokens - before.tokens)
+                    input_tokens += tokens - before.tokens
+                    input_bytes += size - before.size_bytes
+                    removed += before.size_bytes - size
             if ask_again is not None:
                 check: Recheck = ask_again(view, rendering)
                 later = _due_request(check, o, index, visible_counts, request_bytes)
                 if later < total_requests:
                     due.setdefault(later, []).append(o)
         assistant = messages[position]
-        output_block: Block | None = None
-        if index + 1 < total_requests:
-            output_block = statics.get(position)
-            if output_block is None:
-                text = texts[position]
-                output_block = statics[position] = block(
-                    assistant.role, text, tokens_of(text, sizes[position])
-                )
+        text, size = texts[position], sizes[position]
         usage = assistant.usage
-        if usage is not None and usage.completion_tokens is not None:
-            output_tokens = usage.completion_tokens
-        elif output_block is not None:
-            output_tokens = output_block.tokens
+        recorded = usage.completion_tokens if usage is not None else None
+        output_block: Block | None = None
+        if index + 1 < total_requests:  # the next request carries it: its block, built once
+            tokens = -(-size // BYTES_PER_TOKEN) if by_size else estimate(text)
+            output_block = statics[position] = _tuple(
+                Block, (assistant.role, text, tokens, None, (assistant.role, text), size)
+            )
+            output_tokens = tokens if recorded is None else recorded
+        elif recorded is None:
+            output_tokens = -(-size // BYTES_PER_TOKEN) if by_size else estimate(text)
         else:
-            output_tokens = tokens_of(texts[position], sizes[position])
+            output_tokens = recorded
         requests.append(
             ReplayedRequest(
                 index,
