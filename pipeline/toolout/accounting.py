@@ -341,6 +341,10 @@ class _Biller:
         return _priced(i, split, ledger.pos[-1], output_tokens, now, assumed, self.prices)
 
 
+# `tuple.__new__` itself: a named tuple's constructor is a Python function around it.
+_tuple = tuple.__new__
+
+
 def _priced(  # noqa: PLR0917 - the split and what the request's row carries
     index: int,
     split: Split,
@@ -363,12 +367,15 @@ def _priced(  # noqa: PLR0917 - the split and what the request's row carries
     assert hit + ttl + below + granularity + rewrite + cold == total, (split, total)
     rate = prices.input
     if write_end == hit:
-        misses = Misses(
-            CauseCost(cold, cold * rate / MTOK),
-            CauseCost(rewrite, rewrite * rate / MTOK),
-            CauseCost(ttl, ttl * rate / MTOK),
-            CauseCost(below, below * rate / MTOK),
-            CauseCost(granularity, granularity * rate / MTOK),
+        misses = _tuple(
+            Misses,
+            (
+                _tuple(CauseCost, (cold, cold * rate / MTOK)),
+                _tuple(CauseCost, (rewrite, rewrite * rate / MTOK)),
+                _tuple(CauseCost, (ttl, ttl * rate / MTOK)),
+                _tuple(CauseCost, (below, below * rate / MTOK)),
+                _tuple(CauseCost, (granularity, granularity * rate / MTOK)),
+            ),
         )
     else:
         write_rate = prices.cache_write

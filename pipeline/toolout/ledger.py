@@ -47,6 +47,10 @@ class Split(NamedTuple):
     cold_start: int
 
 
+# `tuple.__new__` itself: a named tuple's constructor is a Python function around it.
+_tuple = tuple.__new__
+
+
 class Ledger:
     """The cache state of one transcript's requests, in order (its only owner)."""
 
@@ -71,6 +75,7 @@ class Ledger:
         self.lazy_time = automatic and cache_model.refresh_on_read
         # the model's parameters, read on every request
         self.kind = cache_model.kind
+        self.units = cache_model.kind == "prefix_units"
         self.ttl = cache_model.ttl_seconds
         self.outputs_end_units = (
             cache_model.kind == "prefix_units" and cache_model.output_cached
@@ -88,29 +93,10 @@ class Ledger:
                 self.cached[pid] = self.path_time
         self.path_depth = min(self.path_depth, depth)
 
-    def _extent_at(self, depth: int) -> int:
-        stored = self.extent.get(self.pids[depth])
-        if depth <= self.path_depth:
-            return self.path_sent if stored is None else max(stored, self.path_sent)
-        return 0 if stored is None else stored
-
-    def _time_at(self, depth: int) -> float | None:
-        if self.lazy_time and 0 < depth <= self.path_depth:
-            return self.path_time
-        return self.cached.get(self.pids[depth])
-
-    def _alive_at(self, depth: int, now: float) -> bool:
-        used = self._time_at(depth)
-        ttl = self.m.ttl_seconds
-        return used is not None and (ttl is None or now - used <= ttl)
-
     def _alive(self, pid: int, now: float) -> bool:
         used = self.cached.get(pid)
         ttl = self.m.ttl_seconds
         return used is not None and (ttl is None or now - used <= ttl)
-
-    def _id(self, parent: int, key: Hashable) -> int:
-        return self.ids.setdefault((parent, key), len(self.ids) + 1)
 
     # -- one request ----------------------------------------------------------------------------
 
@@ -127,7 +113,11 @@ class Ledger:
         """The split of `blocks[:count]`, whose first `unchanged` blocks are the previous
         request's; `breakpoints` are the boundaries (block counts) the request flags."""
         pids, pos, end_below = self.pids, self.pos, self.end_below
-        keep = max(0, min(unchanged, count, len(pids) - 1))
+        # keep = max(0, min(unchanged, count, len(pids) - 1)), without the builtins' cost
+        keep = unchanged if unchanged < count else count
+        top = len(pids) - 1
+        keep = keep if keep < top else top
+        keep = keep if keep > 0 else 0
         if keep < self.path_depth:
             self._leave_path(keep)
         if keep + 1 < len(pids):
@@ -158,15 +148,21 @@ class Ledger:
         total = pos[-1]
         kind = self.kind
         if kind == "none":
-            return Split(0, 0, 0, 0, 0, 0, 0, total)
+            return _tuple(Split, (0, 0, 0, 0, 0, 0, 0, total))
         # leading blocks an earlier request sent in this order (the path's all were; below
         # it, a prefix some request sent through is in `extent`)
         pids, extent_of, path_depth = self.pids, self.extent, self.path_depth
-        shared = max(0, min(path_depth, blocks))
+        shared = path_depth if path_depth < blocks else blocks
+        shared = shared if shared > 0 else 0
         while shared < blocks and (shared < path_depth or pids[shared + 1] in extent_of):
             shared += 1
-        extent = self._extent_at(shared)
-        rewrite_end = min(extent, blocks) if extent > shared else shared
+        stored = extent_of.get(pids[shared])  # _extent_at, inline
+        if shared <= path_depth:
+            extent = self.path_sent if stored is None else max(stored, self.path_sent)
+        else:
+            extent = 0 if stored is None else stored
+        # rewrite_end = min(extent, blocks) if extent > shared else shared
+        rewrite_end = shared if extent <= shared else extent if extent < blocks else blocks
         rewrite = pos[rewrite_end] - pos[shared]
         cold = total - pos[rewrite_end]
 
@@ -191,7 +187,7 @@ class Ledger:
                 rewrite, granularity = rewrite + granularity, 0
         if write_end is None or write_end < hit:
             write_end = hit
-        return Split(hit, write_end, boundary, ttl, below_min, granularity, rewrite, cold)
+        return _tuple(Split, (hit, write_end, boundary, ttl, below_min, granularity, rewrite, cold))
 
     def _furthest_alive(self, shared: int, now: float) -> int:
         """The deepest depth <= shared whose entry is alive (0: none).
@@ -200,23 +196,25 @@ class Ledger:
         """
         lazy_top = self.path_depth if self.lazy_time else 0
         cached, pids, ttl = self.cached, self.pids, self.ttl
-        for depth in range(shared, max(lazy_top, 0), -1):
+        for depth in range(shared, lazy_top if lazy_top > 0 else 0, -1):
             # _alive_at, inline: no depth here is a lazy one (each is above lazy_top)
             used = cached.get(pids[depth])
             if used is not None and (ttl is None or now - used <= ttl):
                 return depth
-        if lazy_top > 0 and self._alive_at(min(shared, lazy_top), now):
-            return min(shared, lazy_top)
+        # the deepest lazy depth: the path's time (_alive_at, inline; depth 0 returns 0 anyway)
+        top = shared if shared < lazy_top else lazy_top
+        if top > 0 and (ttl is None or now - self.path_time <= ttl):
+            return top
         return 0  # a lazy entry's stored time is older than the path's, so dead too
 
     def _hit_at(self, boundary: int) -> int:
         """The automatic hit when the first `boundary` blocks are matched and alive."""
         pos = self.pos
         matched = pos[boundary]
-        if self.kind == "prefix_units":
+        if self.units:
             grid = matched - matched % self.m.unit_tokens
             end = pos[self.end_below[boundary]]  # pos[0] = 0: no end unit
-            hit = max(grid, end)
+            hit = grid if grid > end else end
         else:
             hit = matched - matched % self.m.step_tokens
         return hit if hit >= self.min_tokens and hit > 0 else 0
@@ -260,7 +258,7 @@ class Ledger:
         sent = blocks
         out_pid: int | None = None
         if self.outputs_end_units and output_key is not None:
-            out_pid = self._id(pids[-1], output_key)
+            out_pid = self.ids.setdefault((pids[-1], output_key), len(self.ids) + 1)  # _id
             sent = blocks + 1
         if sent < self.path_sent:
             self._leave_path(-1)  # a shorter request: the path's extent cannot be lowered

@@ -26,7 +26,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, overload
 
-from pipeline.toolout.policies.base import OutputRef, OutputView, Policy, Recheck, Rendering
+from pipeline.toolout.policies.base import (
+    NEVER,
+    OutputRef,
+    OutputView,
+    Policy,
+    Recheck,
+    Rendering,
+)
 from pipeline.toolout.tokens import BYTES_PER_TOKEN, estimate_tokens
 from pipeline.toolout.transcript import Message, Transcript
 
@@ -435,9 +442,10 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
                     removed += before.size_bytes - size
             if ask_again is not None:
                 check: Recheck = ask_again(view, rendering)
-                later = _due_request(check, o, index, visible_counts, request_bytes)
-                if later < total_requests:
-                    due.setdefault(later, []).append(o)
+                if check is not NEVER:  # the common answer: nothing to schedule
+                    later = _due_request(check, o, index, visible_counts, request_bytes)
+                    if later < total_requests:
+                        due.setdefault(later, []).append(o)
         assistant = messages[position]
         text, size = texts[position], sizes[position]
         usage = assistant.usage

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 Mode = Literal[
     "exact",  # the output's own bytes
@@ -105,9 +105,12 @@ class OutputView:
         return view
 
 
-@dataclass(frozen=True)
-class Rendering:
-    """What a policy shows for one output on one request, and why."""
+class Rendering(NamedTuple):
+    """What a policy shows for one output on one request, and why.
+
+    A named tuple: a policy makes one per asked output and request, and a tuple is a quarter
+    of a frozen dataclass's cost to build.
+    """
 
     text: str
     mode: Mode
@@ -116,15 +119,19 @@ class Rendering:
     detail: str = ""  # evidence: the marker or token matched, the rule, the gate's reason
 
 
+# `tuple.__new__` itself: a named tuple's constructor is a Python function around it.
+_tuple = tuple.__new__
+
+
 def exact(view: OutputView, reason: str, detail: str = "") -> Rendering:
     """The output unchanged, with the reason it stays exact."""
-    return Rendering(view.content, "exact", reason, False, detail)
+    return _tuple(Rendering, (view.content, "exact", reason, False, detail))
 
 
 def compacted(view: OutputView, text: str, mode: Mode, detail: str = "") -> Rendering:
     """A non-exact rendering; the reason says whether it repeats the previous request's bytes."""
     reason = REUSED if view.previous == text else TRANSFORMED
-    return Rendering(text, mode, reason, text != view.content, detail)
+    return _tuple(Rendering, (text, mode, reason, text != view.content, detail))
 
 
 @dataclass(frozen=True)

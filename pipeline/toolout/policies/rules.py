@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import cached_property
 from typing import Any, Literal, cast, get_args
 
 from pipeline.toolout.policies.base import (
@@ -64,11 +65,19 @@ class RulePolicy:
     gate_params: Mapping[str, float] = field(default_factory=dict)  # for the gate's builder
     stable: bool = True  # deterministic/keyword are pure; model reuses `previous`
 
+    @cached_property
+    def _matched(self) -> dict[str, tuple[int, Rule] | None]:
+        """`rule_for` by tool name, filled as names are asked (a transcript has a handful;
+        each is asked on every render)."""
+        return {}
+
     def rule_for(self, tool_name: str) -> tuple[int, Rule] | None:
-        for index, rule in enumerate(self.rules):
-            if rule.matches(tool_name):
-                return index, rule
-        return None
+        matched = self._matched
+        if tool_name in matched:
+            return matched[tool_name]
+        found = next(((i, r) for i, r in enumerate(self.rules) if r.matches(tool_name)), None)
+        matched[tool_name] = found
+        return found
 
     def render(self, view: OutputView) -> Rendering:  # noqa: PLR0911 - one return per mode
         if not view.tool_name:
