@@ -366,15 +366,17 @@ def _priced(  # noqa: PLR0917 - the split and what the request's row carries
     rewrite, cold = split.rewrite, split.cold_start
     assert hit + ttl + below + granularity + rewrite + cold == total, (split, total)
     rate = prices.input
-    if write_end == hit:
+    if write_end == hit:  # a cause of 0 tokens is _ZERO (0 * rate / MTOK is 0.0): most are
         misses = _tuple(
             Misses,
             (
-                _tuple(CauseCost, (cold, cold * rate / MTOK)),
-                _tuple(CauseCost, (rewrite, rewrite * rate / MTOK)),
-                _tuple(CauseCost, (ttl, ttl * rate / MTOK)),
-                _tuple(CauseCost, (below, below * rate / MTOK)),
-                _tuple(CauseCost, (granularity, granularity * rate / MTOK)),
+                _tuple(CauseCost, (cold, cold * rate / MTOK)) if cold else _ZERO,
+                _tuple(CauseCost, (rewrite, rewrite * rate / MTOK)) if rewrite else _ZERO,
+                _tuple(CauseCost, (ttl, ttl * rate / MTOK)) if ttl else _ZERO,
+                _tuple(CauseCost, (below, below * rate / MTOK)) if below else _ZERO,
+                _tuple(CauseCost, (granularity, granularity * rate / MTOK))
+                if granularity
+                else _ZERO,
             ),
         )
     else:

@@ -333,6 +333,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
 
     slots: list[Block] = []
     positions = _Positions(len(messages))
+    appended = positions.appended
     shown: list[Block | None] = [None] * len(outputs)  # output -> its block as last sent
     first_request = [0] * len(outputs)
     changed: set[int] = set()  # outputs whose shown text differs from their content
@@ -373,7 +374,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
                         Block, (role, text, tokens, None, (role, text), size)
                     )
                 slots.append(static)
-                positions.append(static.tokens)
+                appended.append(appended[-1] + static.tokens)  # positions.append, inline
                 input_tokens += static.tokens
                 input_bytes += static.size_bytes
                 continue
@@ -426,7 +427,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
                 made = shown[o] = _tuple(Block, ("tool", text, tokens, o, ("tool", text), size))
                 if before is None:  # first exposure: its slot is the next one
                     slots.append(made)
-                    positions.append(tokens)
+                    appended.append(appended[-1] + tokens)  # positions.append, inline
                     input_tokens += tokens
                     input_bytes += size
                     removed += original - size
