@@ -172,11 +172,24 @@ class Ledger:
             hit = pos[boundary]
             below = pos[shared] < self.min_tokens
         else:
-            # the furthest alive prefix (a longer alive entry holds every shorter prefix)
             alive = self._furthest_alive(shared, now)
-            hit = self._hit_at(alive)
+            # The automatic hit when the first k blocks are matched and alive, at the alive
+            # depth and at the shared one (every shared prefix was cached): the unit grid or
+            # the deepest end unit (prefix_units), or the step; nothing below the minimum.
+            matched, full = pos[alive], pos[shared]
+            if self.units:
+                unit, end_below = self.m.unit_tokens, self.end_below
+                grid, end = matched - matched % unit, pos[end_below[alive]]
+                hit = grid if grid > end else end
+                grid, end = full - full % unit, pos[end_below[shared]]
+                reachable = grid if grid > end else end
+            else:
+                step = self.m.step_tokens
+                hit, reachable = matched - matched % step, full - full % step
+            least = self.min_tokens
+            hit = hit if hit >= least and hit > 0 else 0
+            reachable = reachable if reachable >= least and reachable > 0 else 0
             boundary = alive if hit else 0
-            reachable = self._hit_at(shared)  # every shared prefix was cached
             below = reachable == 0
         if below:
             ttl, below_min, granularity = 0, pos[shared] - hit, 0
@@ -190,7 +203,8 @@ class Ledger:
         return _tuple(Split, (hit, write_end, boundary, ttl, below_min, granularity, rewrite, cold))
 
     def _furthest_alive(self, shared: int, now: float) -> int:
-        """The deepest depth <= shared whose entry is alive (0: none).
+        """The deepest depth <= shared whose entry is alive (0: none): a longer alive entry
+        holds every shorter prefix.
 
         Below the path's depth every lazy entry has the path's time: alive all, or none.
         """
@@ -206,18 +220,6 @@ class Ledger:
         if top > 0 and (ttl is None or now - self.path_time <= ttl):
             return top
         return 0  # a lazy entry's stored time is older than the path's, so dead too
-
-    def _hit_at(self, boundary: int) -> int:
-        """The automatic hit when the first `boundary` blocks are matched and alive."""
-        pos = self.pos
-        matched = pos[boundary]
-        if self.units:
-            grid = matched - matched % self.m.unit_tokens
-            end = pos[self.end_below[boundary]]  # pos[0] = 0: no end unit
-            hit = grid if grid > end else end
-        else:
-            hit = matched - matched % self.m.step_tokens
-        return hit if hit >= self.min_tokens and hit > 0 else 0
 
     def _breakpoints(self, flagged: Sequence[int]) -> list[int]:
         """Boundaries (block count) closed by the breakpoints this request uses."""
