@@ -302,12 +302,14 @@ def account_incremental(
     """
     bill = _Biller(cache_model, model)
     times = request_times(requests, think_time_s)
+    explicit = cache_model.kind == "explicit_breakpoints"
     costs = []
     for i, (r, (now, assumed)) in enumerate(zip(requests, times, strict=True)):
         if r.output_tokens < 0:
             raise ValueError(f"request {i}: token counts must be >= 0")
         n = r.block_count
-        flagged = [1, n] if n > 1 else [1] if n == 1 else []
+        # only explicit breakpoints read them
+        flagged = ((1, n) if n > 1 else (1,) if n == 1 else ()) if explicit else ()
         costs.append(
             bill(i, r.slots, n, r.unchanged_blocks, flagged, now, assumed, r.output_tokens,
                  r.output_block)
@@ -329,7 +331,7 @@ class _Biller:
         blocks: Sequence[Keyed],
         n: int,
         unchanged: int,
-        breakpoints: list[int],
+        breakpoints: Sequence[int],
         now: float,
         assumed: bool,
         output_tokens: int,

@@ -138,12 +138,12 @@ class Ledger:
             pids.append(pid)
             pos.append(at)
             end_below.append(below)
-        used = self._breakpoints(breakpoints) if self.kind == "explicit_breakpoints" else []
+        used = self._breakpoints(breakpoints) if self.kind == "explicit_breakpoints" else ()
         split = self._split(count, used, now)
         self._remember(count, used, output_key, now, split)
         return split
 
-    def _split(self, blocks: int, breakpoints: list[int], now: float) -> Split:
+    def _split(self, blocks: int, breakpoints: Sequence[int], now: float) -> Split:
         pos = self.pos
         total = pos[-1]
         kind = self.kind
@@ -229,7 +229,7 @@ class Ledger:
         return list(flagged[-1:]) if most == 1 else [flagged[0], *flagged[-(most - 1) :]]
 
     def _breakpoint_hits(
-        self, breakpoints: list[int], shared: int, now: float
+        self, breakpoints: Sequence[int], shared: int, now: float
     ) -> tuple[int, int, int | None]:
         """(hit boundary, hit tokens had nothing expired, write end) for explicit breakpoints."""
         pids, pos = self.pids, self.pos
@@ -250,7 +250,7 @@ class Ledger:
     def _remember(  # noqa: PLR0912 - one branch per cache kind's rule, as accounting.py lists
         self,
         blocks: int,
-        breakpoints: list[int],
+        breakpoints: Sequence[int],
         output_key: Hashable | None,
         now: float,
         split: Split,

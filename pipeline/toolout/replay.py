@@ -197,10 +197,14 @@ class _Output(NamedTuple):
 
 
 def _message_text(message: Message) -> str:
-    text = message.content or ""
-    for call in message.tool_calls:
-        text += f"\n[tool call {call.name}] {call.arguments}"
-    return text
+    """A message's block text: its content, then one line per tool call."""
+    calls = message.tool_calls
+    if len(calls) == 1:  # the common case, in one format
+        call = calls[0]
+        return f"{message.content or ''}\n[tool call {call.name}] {call.arguments}"
+    return (message.content or "") + "".join(
+        f"\n[tool call {call.name}] {call.arguments}" for call in calls
+    )
 
 
 class _PrefixSums:
@@ -319,11 +323,11 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
             request_bytes.append(total_bytes)
             for call in message.tool_calls:
                 calls[call.id] = (message.content or "", call.arguments)
-        elif message.is_tool_output:
+        elif message.role == "tool":  # is_tool_output, inline
             said, arguments = calls.get(message.tool_call_id or "", ("", ""))
             at_output = len(outputs)
             intent = f"{said}\n{arguments}".strip()
-            outputs.append(_Output(at_output, message, position, intent, arguments))
+            outputs.append(_tuple(_Output, (at_output, message, position, intent, arguments)))
         output_at.append(at_output)
         texts.append(text)
         sizes.append(size)

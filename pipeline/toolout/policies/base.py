@@ -97,11 +97,12 @@ class OutputView:
     @classmethod
     def trusted(cls, fields: dict[str, Any]) -> OutputView:
         """A view from every field (and `size_bytes`), unchecked: the replay's own, per asked
-        output and request, whose values hold the checks by construction. A frozen
-        dataclass's `__init__` sets each field through `object.__setattr__` and then checks:
-        four times the cost of filling the instance's dict at once, on the hot path."""
+        output and request, whose values hold the checks by construction; `fields` becomes
+        the view's own dict (the caller must not keep it). A frozen dataclass's `__init__`
+        sets each field through `object.__setattr__` and then checks: four times the cost,
+        on the hot path."""
         view = object.__new__(cls)
-        view.__dict__.update(fields)
+        object.__setattr__(view, "__dict__", fields)  # the caller's dict, not a copy
         return view
 
 

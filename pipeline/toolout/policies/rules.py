@@ -66,18 +66,30 @@ class RulePolicy:
     stable: bool = True  # deterministic/keyword are pure; model reuses `previous`
 
     @cached_property
-    def _matched(self) -> dict[str, tuple[int, Rule] | None]:
-        """`rule_for` by tool name, filled as names are asked (a transcript has a handful;
-        each is asked on every render)."""
+    def _matched(self) -> dict[str, tuple[int, Rule, str] | None]:
+        """The first matching rule by tool name, with its label (`rules[i] glob`, the
+        rendering's detail), filled as names are asked: a transcript has a handful of names,
+        and each is asked on every render."""
         return {}
 
-    def rule_for(self, tool_name: str) -> tuple[int, Rule] | None:
+    def _match(self, tool_name: str) -> tuple[int, Rule, str] | None:
         matched = self._matched
         if tool_name in matched:
             return matched[tool_name]
-        found = next(((i, r) for i, r in enumerate(self.rules) if r.matches(tool_name)), None)
+        found = next(
+            (
+                (i, r, f"rules[{i}] {r.match}")
+                for i, r in enumerate(self.rules)
+                if r.matches(tool_name)
+            ),
+            None,
+        )
         matched[tool_name] = found
         return found
+
+    def rule_for(self, tool_name: str) -> tuple[int, Rule] | None:
+        found = self._match(tool_name)
+        return None if found is None else (found[0], found[1])
 
     def render(self, view: OutputView) -> Rendering:  # noqa: PLR0911 - one return per mode
         if not view.tool_name:
@@ -85,11 +97,10 @@ class RulePolicy:
         forced = forced_exact(view.tool_name, view.content)
         if forced is not None:
             return exact(view, forced.reason, forced.evidence)
-        found = self.rule_for(view.tool_name)
+        found = self._match(view.tool_name)
         if found is None:
             return exact(view, "unmatched")
-        index, rule = found
-        where = f"rules[{index}] {rule.match}"
+        _, rule, where = found
         if rule.mode == "exact":
             return exact(view, "rule_exact", where)
         if rule.mode == "source":
