@@ -363,9 +363,7 @@ def _priced(  # noqa: PLR0917 - the split and what the request's row carries
     at the input rate. Without a write (every kind but explicit breakpoints) that is
     `tokens * input / MTOK` for each, the same float as the general form (0 * rate adds 0.0).
     """
-    hit, write_end = split.hit, split.write_end
-    ttl, below, granularity = split.ttl_expiry, split.below_minimum, split.granularity
-    rewrite, cold = split.rewrite, split.cold_start
+    hit, write_end, _, ttl, below, granularity, rewrite, cold = split
     assert hit + ttl + below + granularity + rewrite + cold == total, (split, total)
     rate = prices.input
     if write_end == hit:  # a cause of 0 tokens is _ZERO (0 * rate / MTOK is 0.0): most are
