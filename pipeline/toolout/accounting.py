@@ -52,8 +52,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, Protocol, get_args
 
-from pipeline.toolout.cache_models import CacheModel, ModelPrices
-from pipeline.toolout.ledger import Keyed, Ledger, Split
+from pipeline.toolout.cache_models import CacheModel
+from pipeline.toolout.ledger import Keyed, Ledger
 
 DEFAULT_THINK_TIME_S = 30.0  # assumed seconds between requests where the transcript has no time
 MTOK = 1_000_000
@@ -337,74 +337,64 @@ class _Biller:
         output_tokens: int,
         output_block: Keyed | None,
     ) -> RequestCost:
-        ledger = self.ledger
+        """The request's cost and its missed tokens by cause, from its split on the ledger.
+
+        The causes lie end to end after the hit (ttl_expiry, below_minimum, granularity,
+        rewrite, cold_start); a cause's USD is its written tokens at the write rate and the
+        rest at the input rate. Without a write (every kind but explicit breakpoints) that is
+        `tokens * input / MTOK` for each, the same float as the general form (0 * rate adds
+        0.0). Billing and pricing are one method: a call fewer per request.
+        """
+        ledger, prices = self.ledger, self.prices
         output_key = output_block.key if output_block is not None else None
         split = ledger.bill(i, blocks, n, unchanged, breakpoints, output_key, now)
-        return _priced(i, split, ledger.pos[-1], output_tokens, now, assumed, self.prices)
+        total = ledger.pos[-1]
+        hit, write_end, _, ttl, below, granularity, rewrite, cold = split
+        assert hit + ttl + below + granularity + rewrite + cold == total, (split, total)
+        rate = prices.input
+        if write_end == hit:  # a cause of 0 tokens is _ZERO (0 * rate / MTOK is 0.0): most are
+            misses = _tuple(
+                Misses,
+                (
+                    _tuple(CauseCost, (cold, cold * rate / MTOK)) if cold else _ZERO,
+                    _tuple(CauseCost, (rewrite, rewrite * rate / MTOK)) if rewrite else _ZERO,
+                    _tuple(CauseCost, (ttl, ttl * rate / MTOK)) if ttl else _ZERO,
+                    _tuple(CauseCost, (below, below * rate / MTOK)) if below else _ZERO,
+                    _tuple(CauseCost, (granularity, granularity * rate / MTOK))
+                    if granularity
+                    else _ZERO,
+                ),
+            )
+        else:
+            write_rate = prices.cache_write
+
+            def billed(start: int, length: int) -> CauseCost:
+                """The tokens [start, start + length) beyond the hit: written, then input."""
+                written = max(0, min(start + length, write_end) - max(start, hit))
+                return CauseCost(length, (written * write_rate + (length - written) * rate) / MTOK)
+
+            at_below = hit + ttl
+            at_granularity = at_below + below
+            at_rewrite = at_granularity + granularity
+            misses = Misses(
+                billed(at_rewrite + rewrite, cold),
+                billed(at_rewrite, rewrite),
+                billed(hit, ttl),
+                billed(at_below, below),
+                billed(at_granularity, granularity),
+            )
+        written = write_end - hit
+        uncached = total - write_end
+        cost = (
+            hit * prices.cache_read
+            + written * prices.cache_write
+            + uncached * rate
+            + output_tokens * prices.output
+        ) / MTOK
+        return RequestCost(
+            i, now, assumed, total, hit, written, uncached, output_tokens, cost, misses
+        )
 
 
 # `tuple.__new__` itself: a named tuple's constructor is a Python function around it.
 _tuple = tuple.__new__
-
-
-def _priced(  # noqa: PLR0917 - the split and what the request's row carries
-    index: int,
-    split: Split,
-    total: int,
-    output_tokens: int,
-    now: float,
-    assumed: bool,
-    prices: ModelPrices,
-) -> RequestCost:
-    """The request's cost and its missed tokens by cause, from its split.
-
-    The causes lie end to end after the hit (ttl_expiry, below_minimum, granularity,
-    rewrite, cold_start); a cause's USD is its written tokens at the write rate and the rest
-    at the input rate. Without a write (every kind but explicit breakpoints) that is
-    `tokens * input / MTOK` for each, the same float as the general form (0 * rate adds 0.0).
-    """
-    hit, write_end, _, ttl, below, granularity, rewrite, cold = split
-    assert hit + ttl + below + granularity + rewrite + cold == total, (split, total)
-    rate = prices.input
-    if write_end == hit:  # a cause of 0 tokens is _ZERO (0 * rate / MTOK is 0.0): most are
-        misses = _tuple(
-            Misses,
-            (
-                _tuple(CauseCost, (cold, cold * rate / MTOK)) if cold else _ZERO,
-                _tuple(CauseCost, (rewrite, rewrite * rate / MTOK)) if rewrite else _ZERO,
-                _tuple(CauseCost, (ttl, ttl * rate / MTOK)) if ttl else _ZERO,
-                _tuple(CauseCost, (below, below * rate / MTOK)) if below else _ZERO,
-                _tuple(CauseCost, (granularity, granularity * rate / MTOK))
-                if granularity
-                else _ZERO,
-            ),
-        )
-    else:
-        write_rate = prices.cache_write
-
-        def billed(start: int, length: int) -> CauseCost:
-            """The tokens [start, start + length) beyond the hit: written, then input."""
-            written = max(0, min(start + length, write_end) - max(start, hit))
-            return CauseCost(length, (written * write_rate + (length - written) * rate) / MTOK)
-
-        at_below = hit + ttl
-        at_granularity = at_below + below
-        at_rewrite = at_granularity + granularity
-        misses = Misses(
-            billed(at_rewrite + rewrite, cold),
-            billed(at_rewrite, rewrite),
-            billed(hit, ttl),
-            billed(at_below, below),
-            billed(at_granularity, granularity),
-        )
-    written = write_end - hit
-    uncached = total - write_end
-    cost = (
-        hit * prices.cache_read
-        + written * prices.cache_write
-        + uncached * rate
-        + output_tokens * prices.output
-    ) / MTOK
-    return RequestCost(
-        index, now, assumed, total, hit, written, uncached, output_tokens, cost, misses
-    )

@@ -143,7 +143,9 @@ class Ledger:
         self._remember(count, used, output_key, now, split)
         return split
 
-    def _split(self, blocks: int, breakpoints: Sequence[int], now: float) -> Split:
+    def _split(  # noqa: PLR0912, PLR0915 - accounting.py's rules inline: called per request
+        self, blocks: int, breakpoints: Sequence[int], now: float
+    ) -> Split:
         pos = self.pos
         total = pos[-1]
         kind = self.kind
@@ -172,7 +174,21 @@ class Ledger:
             hit = pos[boundary]
             below = pos[shared] < self.min_tokens
         else:
-            alive = self._furthest_alive(shared, now)
+            # the deepest depth <= shared whose entry is alive (0: none), a longer alive entry
+            # holding every shorter prefix. Below the path's depth every lazy entry has the
+            # path's time: alive all, or none; no depth above it is a lazy one.
+            lazy_top = path_depth if self.lazy_time else 0
+            cached, ttl = self.cached, self.ttl
+            alive = 0
+            for depth in range(shared, lazy_top if lazy_top > 0 else 0, -1):
+                used = cached.get(pids[depth])
+                if used is not None and (ttl is None or now - used <= ttl):
+                    alive = depth
+                    break
+            else:  # the deepest lazy depth, at the path's time (depth 0 holds nothing)
+                top = shared if shared < lazy_top else lazy_top
+                if top > 0 and (ttl is None or now - self.path_time <= ttl):
+                    alive = top
             # The automatic hit when the first k blocks are matched and alive, at the alive
             # depth and at the shared one (every shared prefix was cached): the unit grid or
             # the deepest end unit (prefix_units), or the step; nothing below the minimum.
@@ -201,25 +217,6 @@ class Ledger:
         if write_end is None or write_end < hit:
             write_end = hit
         return _tuple(Split, (hit, write_end, boundary, ttl, below_min, granularity, rewrite, cold))
-
-    def _furthest_alive(self, shared: int, now: float) -> int:
-        """The deepest depth <= shared whose entry is alive (0: none): a longer alive entry
-        holds every shorter prefix.
-
-        Below the path's depth every lazy entry has the path's time: alive all, or none.
-        """
-        lazy_top = self.path_depth if self.lazy_time else 0
-        cached, pids, ttl = self.cached, self.pids, self.ttl
-        for depth in range(shared, lazy_top if lazy_top > 0 else 0, -1):
-            # _alive_at, inline: no depth here is a lazy one (each is above lazy_top)
-            used = cached.get(pids[depth])
-            if used is not None and (ttl is None or now - used <= ttl):
-                return depth
-        # the deepest lazy depth: the path's time (_alive_at, inline; depth 0 returns 0 anyway)
-        top = shared if shared < lazy_top else lazy_top
-        if top > 0 and (ttl is None or now - self.path_time <= ttl):
-            return top
-        return 0  # a lazy entry's stored time is older than the path's, so dead too
 
     def _breakpoints(self, flagged: Sequence[int]) -> list[int]:
         """Boundaries (block count) closed by the breakpoints this request uses."""

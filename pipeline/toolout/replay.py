@@ -347,6 +347,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
     shared = False  # the slots list is referenced by an emitted request (copy before a rewrite)
     statics: list[Block | None] = [None] * len(messages)  # a static message's block, built once
     cached_prefix = 0
+    trusted = OutputView.trusted
     for index, position in enumerate(starts):
         previous_count = len(slots)
         unchanged = previous_count
@@ -391,7 +392,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
             first = first_request[o]
             original = message.size_bytes
             content = message.content or ""
-            view = OutputView.trusted(
+            view = trusted(
                 {
                     "tool_name": message.name or "",
                     "arguments": output.arguments,
@@ -408,7 +409,9 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
                     "size_bytes": original,
                 }
             )
-            where.position_tokens = at = positions.before(slot)
+            # positions.before(slot); without a rewrite yet, the running sum at append
+            at = appended[slot] if positions.deltas is None else positions.before(slot)
+            where.position_tokens = at
             rendering = policy.render(view)
             text = rendering.text
             same = before is not None and text == before.text
