@@ -52,8 +52,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, Protocol, get_args
 
-from pipeline.toolout.cache_models import CacheModel, ModelPrices
-from pipeline.toolout.ledger import Keyed, Ledger, Split
+from pipeline.toolout.cache_models import CacheModel
+from pipeline.toolout.ledger import Keyed, Ledger
 
 DEFAULT_THINK_TIME_S = 30.0  # assumed seconds between requests where the transcript has no time
 MTOK = 1_000_000
@@ -104,8 +104,7 @@ def link_outputs(requests: Sequence[CacheRequest]) -> tuple[CacheRequest, ...]:
     return tuple(linked)
 
 
-@dataclass(frozen=True)
-class CauseCost:
+class CauseCost(NamedTuple):
     tokens: int
     usd: float
 
@@ -113,9 +112,12 @@ class CauseCost:
 _ZERO = CauseCost(0, 0.0)
 
 
-@dataclass(frozen=True)
-class Misses:
-    """Missed tokens of one request (or a sum of requests) by cause."""
+class Misses(NamedTuple):
+    """Missed tokens of one request (or a sum of requests) by cause.
+
+    Named tuples, as `CauseCost` and `RequestCost`: one of each is built per request, and a
+    tuple costs a quarter of a frozen dataclass to build.
+    """
 
     cold_start: CauseCost = _ZERO
     rewrite: CauseCost = _ZERO
@@ -124,8 +126,7 @@ class Misses:
     granularity: CauseCost = _ZERO
 
     def items(self) -> Iterator[tuple[MissCause, CauseCost]]:
-        for cause in MISS_CAUSES:
-            yield cause, getattr(self, cause)
+        return zip(MISS_CAUSES, self, strict=True)
 
     @property
     def tokens(self) -> int:
@@ -135,17 +136,24 @@ class Misses:
     def usd(self) -> float:
         return sum(c.usd for _, c in self.items())
 
-    def __add__(self, other: Misses) -> Misses:
+    def __add__(self, other: tuple[object, ...]) -> Misses:
+        """The sum per cause (not a tuple's concatenation)."""
+        if not isinstance(other, Misses):
+            return NotImplemented
         return Misses(
-            **{
-                cause: CauseCost(mine.tokens + theirs.tokens, mine.usd + theirs.usd)
-                for (cause, mine), (_, theirs) in zip(self.items(), other.items(), strict=True)
-            }
+            *(
+                CauseCost(mine.tokens + theirs.tokens, mine.usd + theirs.usd)
+                for mine, theirs in zip(self, other, strict=True)
+            )
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RequestCost:
+    """One request's bill. A value nothing mutates; slotted, not frozen, as the replay's
+    requests are: a frozen dataclass's `__init__` costs five times as much, once per request
+    (and a named tuple's `index` field would hide `tuple.index`)."""
+
     index: int
     time_s: float
     time_assumed: bool  # the think-time assumption, not the transcript, set the time
@@ -258,11 +266,10 @@ def account(
     Any sequence of blocks: the blocks each request shares with the one before are found by
     comparing keys (the replay's own path, `account_incremental`, is told them instead).
     """
-    prices = cache_model.prices_for(model)  # unknown prices raise before anything is billed
+    bill = _Biller(cache_model, model)  # unknown prices raise before anything is billed
     for index, r in enumerate(requests):
         if r.output_tokens < 0 or any(b.tokens < 0 for b in r.blocks):
             raise ValueError(f"request {index}: token counts must be >= 0")
-    ledger = Ledger(cache_model, cache_model.min_tokens_for(model))
     times = request_times(requests, think_time_s)
     costs = []
     previous: tuple[CacheBlock, ...] = ()
@@ -273,8 +280,10 @@ def account(
         ):
             same += 1
         flagged = [j + 1 for j, b in enumerate(r.blocks) if b.breakpoint]
-        bill = _Billing(now, assumed, r.output_tokens, r.output_block)
-        costs.append(_billed(ledger, i, r.blocks, len(r.blocks), same, flagged, bill, prices))
+        costs.append(
+            bill(i, r.blocks, len(r.blocks), same, flagged, now, assumed, r.output_tokens,
+                 r.output_block)
+        )  # fmt: skip
         previous = r.blocks
     return SessionCost(cache_model.name, model, tuple(costs))
 
@@ -291,98 +300,101 @@ def account_incremental(
     Breakpoints sit on the first and the last block of every request (runner.py's rule);
     a request's model output, where the next request carries it, is its `output_block`.
     """
-    prices = cache_model.prices_for(model)
-    ledger = Ledger(cache_model, cache_model.min_tokens_for(model))
+    bill = _Biller(cache_model, model)
     times = request_times(requests, think_time_s)
+    explicit = cache_model.kind == "explicit_breakpoints"
     costs = []
     for i, (r, (now, assumed)) in enumerate(zip(requests, times, strict=True)):
         if r.output_tokens < 0:
             raise ValueError(f"request {i}: token counts must be >= 0")
         n = r.block_count
-        flagged = [1, n] if n > 1 else [1] if n == 1 else []
-        bill = _Billing(now, assumed, r.output_tokens, r.output_block)
-        costs.append(_billed(ledger, i, r.slots, n, r.unchanged_blocks, flagged, bill, prices))
+        # only explicit breakpoints read them
+        flagged = ((1, n) if n > 1 else (1,) if n == 1 else ()) if explicit else ()
+        costs.append(
+            bill(i, r.slots, n, r.unchanged_blocks, flagged, now, assumed, r.output_tokens,
+                 r.output_block)
+        )  # fmt: skip
     return SessionCost(cache_model.name, model, tuple(costs))
 
 
-class _Billing(NamedTuple):
-    """What pricing one request needs besides its blocks."""
+class _Biller:
+    """Bills one sequence's requests in order on its ledger and prices each split (both
+    `account` paths); the prices are read once, not per request."""
 
-    now: float
-    assumed: bool
-    output_tokens: int
-    output_block: Keyed | None
+    def __init__(self, cache_model: CacheModel, model: str) -> None:
+        self.prices = cache_model.prices_for(model)  # unknown prices raise here
+        self.ledger = Ledger(cache_model, cache_model.min_tokens_for(model))
+
+    def __call__(  # noqa: PLR0917 - one request's bill: its blocks and its times
+        self,
+        i: int,
+        blocks: Sequence[Keyed],
+        n: int,
+        unchanged: int,
+        breakpoints: Sequence[int],
+        now: float,
+        assumed: bool,
+        output_tokens: int,
+        output_block: Keyed | None,
+    ) -> RequestCost:
+        """The request's cost and its missed tokens by cause, from its split on the ledger.
+
+        The causes lie end to end after the hit (ttl_expiry, below_minimum, granularity,
+        rewrite, cold_start); a cause's USD is its written tokens at the write rate and the
+        rest at the input rate. Without a write (every kind but explicit breakpoints) that is
+        `tokens * input / MTOK` for each, the same float as the general form (0 * rate adds
+        0.0). Billing and pricing are one method: a call fewer per request.
+        """
+        ledger, prices = self.ledger, self.prices
+        output_key = output_block.key if output_block is not None else None
+        split = ledger.bill(i, blocks, n, unchanged, breakpoints, output_key, now)
+        total = ledger.pos[-1]
+        hit, write_end, _, ttl, below, granularity, rewrite, cold = split
+        assert hit + ttl + below + granularity + rewrite + cold == total, (split, total)
+        rate = prices.input
+        if write_end == hit:  # a cause of 0 tokens is _ZERO (0 * rate / MTOK is 0.0): most are
+            misses = _tuple(
+                Misses,
+                (
+                    _tuple(CauseCost, (cold, cold * rate / MTOK)) if cold else _ZERO,
+                    _tuple(CauseCost, (rewrite, rewrite * rate / MTOK)) if rewrite else _ZERO,
+                    _tuple(CauseCost, (ttl, ttl * rate / MTOK)) if ttl else _ZERO,
+                    _tuple(CauseCost, (below, below * rate / MTOK)) if below else _ZERO,
+                    _tuple(CauseCost, (granularity, granularity * rate / MTOK))
+                    if granularity
+                    else _ZERO,
+                ),
+            )
+        else:
+            write_rate = prices.cache_write
+
+            def billed(start: int, length: int) -> CauseCost:
+                """The tokens [start, start + length) beyond the hit: written, then input."""
+                written = max(0, min(start + length, write_end) - max(start, hit))
+                return CauseCost(length, (written * write_rate + (length - written) * rate) / MTOK)
+
+            at_below = hit + ttl
+            at_granularity = at_below + below
+            at_rewrite = at_granularity + granularity
+            misses = Misses(
+                billed(at_rewrite + rewrite, cold),
+                billed(at_rewrite, rewrite),
+                billed(hit, ttl),
+                billed(at_below, below),
+                billed(at_granularity, granularity),
+            )
+        written = write_end - hit
+        uncached = total - write_end
+        cost = (
+            hit * prices.cache_read
+            + written * prices.cache_write
+            + uncached * rate
+            + output_tokens * prices.output
+        ) / MTOK
+        return RequestCost(
+            i, now, assumed, total, hit, written, uncached, output_tokens, cost, misses
+        )
 
 
-def _billed(  # noqa: PLR0917 - one request's bill, shared by both accountings
-    ledger: Ledger,
-    i: int,
-    blocks: Sequence[Keyed],
-    n: int,
-    unchanged: int,
-    breakpoints: list[int],
-    bill: _Billing,
-    prices: ModelPrices,
-) -> RequestCost:
-    """Bill request `i` on the ledger and price the split (both `account` paths)."""
-    output_key = bill.output_block.key if bill.output_block is not None else None
-    split = ledger.bill(
-        i, blocks, n, unchanged=unchanged, breakpoints=breakpoints, output_key=output_key,
-        now=bill.now,
-    )  # fmt: skip
-    return _priced(
-        i,
-        split,
-        total=ledger.pos[-1],
-        output_tokens=bill.output_tokens,
-        now=bill.now,
-        assumed=bill.assumed,
-        prices=prices,
-    )
-
-
-def _priced(
-    index: int,
-    split: Split,
-    *,
-    total: int,
-    output_tokens: int,
-    now: float,
-    assumed: bool,
-    prices: ModelPrices,
-) -> RequestCost:
-    """The request's cost and its missed tokens by cause, from its split."""
-
-    def billed(start: int, length: int) -> float:
-        """USD of the tokens [start, start + length) beyond the hit (written, then input)."""
-        end = start + length
-        written = max(0, min(end, split.write_end) - max(start, split.hit))
-        return (written * prices.cache_write + (length - written) * prices.input) / MTOK
-
-    causes: dict[str, CauseCost] = {}
-    cursor = split.hit
-    for cause in ("ttl_expiry", "below_minimum", "granularity", "rewrite", "cold_start"):
-        tokens = getattr(split, cause)
-        causes[cause] = CauseCost(tokens, billed(cursor, tokens))
-        cursor += tokens
-    assert cursor == total, (cursor, total)
-    written = split.write_end - split.hit
-    uncached = total - split.write_end
-    cost = (
-        split.hit * prices.cache_read
-        + written * prices.cache_write
-        + uncached * prices.input
-        + output_tokens * prices.output
-    ) / MTOK
-    return RequestCost(
-        index=index,
-        time_s=now,
-        time_assumed=assumed,
-        input_tokens=total,
-        cached_tokens=split.hit,
-        written_tokens=written,
-        uncached_tokens=uncached,
-        output_tokens=output_tokens,
-        cost_usd=cost,
-        misses=Misses(**causes),
-    )
+# `tuple.__new__` itself: a named tuple's constructor is a Python function around it.
+_tuple = tuple.__new__

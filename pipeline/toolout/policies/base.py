@@ -21,10 +21,10 @@ the model mode stays exact with the reason saying which is missing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 Mode = Literal[
     "exact",  # the output's own bytes
@@ -80,7 +80,7 @@ class OutputView:
     previous: str | None = None  # its text on the previous request; None on first exposure
     # Read only by Anthropic clear_tool_uses (the replay may pass them for every policy):
     request_bytes: int | None = None  # UTF-8 bytes of the whole request as sent, uncompacted
-    visible_outputs: tuple[OutputRef, ...] | None = None  # every output in the request, in order
+    visible_outputs: Sequence[OutputRef] | None = None  # every output in the request, in order
 
     def __post_init__(self) -> None:
         if self.exposures < 0 or self.later_outputs < 0 or self.output_index < 0:
@@ -94,10 +94,24 @@ class OutputView:
     def size_bytes(self) -> int:
         return utf8_len(self.content)
 
+    @classmethod
+    def trusted(cls, fields: dict[str, Any]) -> OutputView:
+        """A view from every field (and `size_bytes`), unchecked: the replay's own, per asked
+        output and request, whose values hold the checks by construction; `fields` becomes
+        the view's own dict (the caller must not keep it). A frozen dataclass's `__init__`
+        sets each field through `object.__setattr__` and then checks: four times the cost,
+        on the hot path."""
+        view = object.__new__(cls)
+        object.__setattr__(view, "__dict__", fields)  # the caller's dict, not a copy
+        return view
 
-@dataclass(frozen=True)
-class Rendering:
-    """What a policy shows for one output on one request, and why."""
+
+class Rendering(NamedTuple):
+    """What a policy shows for one output on one request, and why.
+
+    A named tuple: a policy makes one per asked output and request, and a tuple is a quarter
+    of a frozen dataclass's cost to build.
+    """
 
     text: str
     mode: Mode
@@ -106,15 +120,19 @@ class Rendering:
     detail: str = ""  # evidence: the marker or token matched, the rule, the gate's reason
 
 
+# `tuple.__new__` itself: a named tuple's constructor is a Python function around it.
+_tuple = tuple.__new__
+
+
 def exact(view: OutputView, reason: str, detail: str = "") -> Rendering:
     """The output unchanged, with the reason it stays exact."""
-    return Rendering(view.content, "exact", reason, False, detail)
+    return _tuple(Rendering, (view.content, "exact", reason, False, detail))
 
 
 def compacted(view: OutputView, text: str, mode: Mode, detail: str = "") -> Rendering:
     """A non-exact rendering; the reason says whether it repeats the previous request's bytes."""
     reason = REUSED if view.previous == text else TRANSFORMED
-    return Rendering(text, mode, reason, text != view.content, detail)
+    return _tuple(Rendering, (text, mode, reason, text != view.content, detail))
 
 
 @dataclass(frozen=True)

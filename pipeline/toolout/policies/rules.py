@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import cached_property
 from typing import Any, Literal, cast, get_args
 
 from pipeline.toolout.policies.base import (
@@ -64,11 +65,31 @@ class RulePolicy:
     gate_params: Mapping[str, float] = field(default_factory=dict)  # for the gate's builder
     stable: bool = True  # deterministic/keyword are pure; model reuses `previous`
 
+    @cached_property
+    def _matched(self) -> dict[str, tuple[int, Rule, str] | None]:
+        """The first matching rule by tool name, with its label (`rules[i] glob`, the
+        rendering's detail), filled as names are asked: a transcript has a handful of names,
+        and each is asked on every render."""
+        return {}
+
+    def _match(self, tool_name: str) -> tuple[int, Rule, str] | None:
+        matched = self._matched
+        if tool_name in matched:
+            return matched[tool_name]
+        found = next(
+            (
+                (i, r, f"rules[{i}] {r.match}")
+                for i, r in enumerate(self.rules)
+                if r.matches(tool_name)
+            ),
+            None,
+        )
+        matched[tool_name] = found
+        return found
+
     def rule_for(self, tool_name: str) -> tuple[int, Rule] | None:
-        for index, rule in enumerate(self.rules):
-            if rule.matches(tool_name):
-                return index, rule
-        return None
+        found = self._match(tool_name)
+        return None if found is None else (found[0], found[1])
 
     def render(self, view: OutputView) -> Rendering:  # noqa: PLR0911 - one return per mode
         if not view.tool_name:
@@ -76,11 +97,10 @@ class RulePolicy:
         forced = forced_exact(view.tool_name, view.content)
         if forced is not None:
             return exact(view, forced.reason, forced.evidence)
-        found = self.rule_for(view.tool_name)
+        found = self._match(view.tool_name)
         if found is None:
             return exact(view, "unmatched")
-        index, rule = found
-        where = f"rules[{index}] {rule.match}"
+        _, rule, where = found
         if rule.mode == "exact":
             return exact(view, "rule_exact", where)
         if rule.mode == "source":
