@@ -1,0 +1,340 @@
+"""Benchmark: the worker's cost per request, counted in instructions (deterministic).
+
+    PYTHONPATH=. python scripts/bench_request_path.py [--base-tree DIR] [--units 100]
+        [--concurrency 4] [--native-rounds 5] [--no-callgrind]
+
+Why: `bench_throughput.py` measures the whole process tree of a Ray sweep in CPU seconds, and
+on this 2-core machine the same code scatters by up to 45% between rounds, so it cannot
+resolve issue 18's "within 5%". This bench isolates the part the request boundary changed, the
+EndpointWorker's request path, and counts it in a way that does not depend on the machine's
+load:
+
+1. One sim server (a sim panel's first configuration, zero latency) runs in a child process,
+   started once by this script with the code of this checkout, so every variant talks to the
+   same server.
+2. A variant is a source tree (this checkout, or `--base-tree`: e.g. a worktree at the commit
+   before the boundary) and a cache setting. The variant's code runs one
+   `EndpointWorkerCore` (no Ray, no driver) through its own `prepare` and `worker_settings`,
+   over real HTTP, `concurrency` carrier units at a time (arms j, q, m, x, as the throughput
+   bench), then commits their records through its own `Sink` (rows, study tables and, after
+   the boundary, the `requests` table), as the coordinator does; between the two it pickles
+   and unpickles the records (protocol 5), as the Ray hop from actor to driver does.
+3. Under `valgrind --tool=callgrind --instr-atstart=no` the child turns instrumentation on
+   just before its measured loop and off after it, through callgrind's client requests (a
+   ten-line C library this script compiles with gcc against valgrind's `callgrind.h`; outside
+   valgrind its calls do nothing), so start-up, imports and warm-up are not counted. Before
+   the loop the child collects and freezes the heap (`gc.freeze`), so a full collection of
+   the imports' objects cannot land in one run and not another. Callgrind counts user-space
+   instructions: the same total for the same code, inputs and environment, whatever else the
+   machine does. It does not count the kernel's work (the cache's appends are syscalls), so
+   step 4 measures CPU time too.
+4. Natively, `--native-rounds` rounds alternate the variants; each child reports the user and
+   system CPU seconds of its measured loop (after two warm-up units), and the figure is the
+   fastest round per variant (the least disturbed by other work).
+
+Variants: `base` (the base tree, which has no response cache), `cache on` and `cache off`
+(this checkout, the cache at the run's directory, as `cache.scope=run`, or off). The last lines
+are `ratio_cache_on_vs_base=` (callgrind instructions per request) and
+`native_ratio_cache_on_vs_base=` (CPU per request): issue 18's goal is <= 1.05.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+HERE = Path(__file__).resolve()
+REPO = HERE.parent.parent
+ARMS = ("j", "q", "m", "x")
+WARM_UNITS = 2
+
+
+TOGGLE_C = """
+#include <valgrind/callgrind.h>
+void bench_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
+void bench_mark(void) { CALLGRIND_DUMP_STATS; }
+void bench_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; }
+"""
+
+
+def build_toggle(tmp: Path) -> Path:
+    """The client-request library: instrumentation on and off from Python (ctypes)."""
+    source, lib = tmp / "toggle.c", tmp / "toggle.so"
+    source.write_text(TOGGLE_C)
+    cmd = ["gcc", "-shared", "-fPIC", "-O1", "-o", str(lib), str(source)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"cannot build the callgrind toggle (needs gcc, valgrind): {done.stderr}")
+    return lib
+
+
+def _overrides(out_dir: Path) -> list[str]:
+    return [
+        "+panel=sim",
+        "scenario=small",
+        "progress=false",
+        f"out_dir={out_dir}",
+        "sim.configs=1",
+        "sim.latency_s=0",
+        f"arms=[{','.join(ARMS)}]",
+    ]
+
+
+# --- the child: one variant's worker, run by that variant's code ---------------------------
+
+
+def _prepare(overrides: list[str]) -> object:
+    try:
+        from pipeline.commands.start import prepare  # after the boundary
+    except ImportError:
+        from pipeline.sweep.run import prepare  # type: ignore[no-redef,attr-defined]  # before
+    return prepare(overrides)
+
+
+async def _units(core: object, specs: list[object], concurrency: int) -> list[object]:
+    done: list[object] = []
+    for start in range(0, len(specs), concurrency):
+        batch = specs[start : start + concurrency]
+        done.extend(await asyncio.gather(*(core.run(s) for s in batch)))  # type: ignore[attr-defined]
+    return done
+
+
+def child(
+    url: str, units: int, concurrency: int, cache: bool, tmp: Path, toggle: Path | None
+) -> dict[str, float]:
+    """Run `units` units through one worker core and commit them; report requests and CPU."""
+    import ctypes
+    import dataclasses
+    import gc
+    import pickle
+
+    from pipeline.study import UnitSpec
+    from pipeline.sweep.run import publication_dates, worker_settings
+    from pipeline.sweep.sink import Sink
+    from pipeline.sweep.worker import EndpointWorkerCore
+
+    p = _prepare(_overrides(tmp / "runs"))
+    included = p.resolution.included[0]  # type: ignore[attr-defined]
+    ep = dataclasses.replace(included.endpoint, base_url=url)
+    settings = worker_settings(p, ep, publication_dates(p.resolution))  # type: ignore[arg-type,attr-defined]
+    if any(f.name == "cache_dir" for f in dataclasses.fields(settings)):
+        cache_dir = str(tmp / "cache") if cache else None
+        settings = dataclasses.replace(settings, cache_dir=cache_dir)  # type: ignore[call-arg]
+    core = EndpointWorkerCore(settings)
+    run_dir = tmp / "run"
+    run_dir.mkdir(parents=True)
+    sink = Sink(run_dir, "bench", p.layout)  # type: ignore[attr-defined]
+
+    def spec(n: int) -> object:
+        arm = ARMS[n % len(ARMS)]
+        return UnitSpec("bench", ep.config_id, ep.model, "f", arm, 0, n // len(ARMS), 0)
+
+    async def go() -> dict[str, float]:
+        await _units(core, [spec(-1 - n) for n in range(WARM_UNITS)], concurrency)
+        gc.collect()
+        gc.freeze()
+        lib = ctypes.CDLL(str(toggle)) if toggle is not None else None
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        if lib is not None:
+            lib.bench_start()
+        records = await _units(core, [spec(n) for n in range(units)], concurrency)
+        if lib is not None:
+            lib.bench_mark()  # the worker's part ends here: dumped as its own file, then zeroed
+        # the Ray hop: an actor's return value is pickled (protocol 5) and unpickled
+        records = pickle.loads(pickle.dumps(records, protocol=5))
+        if lib is not None:
+            lib.bench_mark()
+        for r in records:
+            sink.add(r)  # type: ignore[arg-type]
+        sink.flush()
+        if lib is not None:
+            lib.bench_stop()
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        await core.close()
+        stored = sum(f.stat().st_size for f in (tmp / "cache").rglob("*") if f.is_file())
+        return {
+            "cache_bytes": float(stored if cache else 0),
+            "requests": float(sum(r.row["requests"] for r in records)),  # type: ignore[attr-defined]
+            "valid": float(sum(bool(r.row["valid"]) for r in records)),  # type: ignore[attr-defined]
+            "user_s": after.ru_utime - before.ru_utime,
+            "sys_s": after.ru_stime - before.ru_stime,
+        }
+
+    try:
+        import uvloop  # the loop Ray gives the actors, when installed
+    except ImportError:
+        return asyncio.run(go())
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(go())
+
+
+# --- the parent: server, variants, callgrind and native rounds ------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    tree: Path
+    cache: bool
+
+
+def _env(tree: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(tree)
+    env["PYTHONHASHSEED"] = "0"  # the same dict and set orders in every run: the same count
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    return env
+
+
+def _child_cmd(
+    v: Variant, url: str, units: int, concurrency: int, tmp: Path, toggle: Path | None = None
+) -> list[str]:
+    extra = ["--toggle", str(toggle)] if toggle is not None else []
+    return [
+        sys.executable,
+        str(HERE),
+        "--child",
+        url,
+        "--units",
+        str(units),
+        "--concurrency",
+        str(concurrency),
+        "--cache" if v.cache else "--no-cache",
+        "--tmp",
+        str(tmp),
+        *extra,
+    ]
+
+
+def _run_child(cmd: list[str], tree: Path) -> dict[str, float]:
+    done = subprocess.run(cmd, env=_env(tree), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"child failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+class Counted(NamedTuple):
+    worker: int  # instructions of the units' run through the worker core
+    transfer: int  # of pickling and unpickling their records (the Ray hop)
+    sink: int  # of committing them
+    requests: float
+
+
+def _total(path: Path) -> int:
+    # `totals:` is what was collected; `summary:` is 0 when instrumentation starts off
+    match = re.search(r"^totals:\s+(\d+)", path.read_text(errors="replace"), re.MULTILINE)
+    if match is None:
+        raise SystemExit(f"no instruction total in callgrind's output {path}")
+    return int(match.group(1))
+
+
+def callgrind(v: Variant, url: str, units: int, concurrency: int) -> Counted:
+    """The instructions of one child run's measured loop under callgrind."""
+    with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        toggle = build_toggle(Path(tmp))
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            *_child_cmd(v, url, units, concurrency, Path(tmp), toggle),
+        ]
+        figures = _run_child(cmd, v.tree)
+        parts = _total(Path(f"{out}.1")), _total(Path(f"{out}.2")), _total(out)
+        return Counted(*parts, figures["requests"])
+
+
+def native(v: Variant, url: str, units: int, concurrency: int) -> tuple[float, dict[str, float]]:
+    """CPU ms per request of one native child run, and its figures."""
+    with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
+        figures = _run_child(_child_cmd(v, url, units, concurrency, Path(tmp)), v.tree)
+    return 1000 * (figures["user_s"] + figures["sys_s"]) / figures["requests"], figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--toggle", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--base-tree", type=Path, help="a source tree to compare with")
+    parser.add_argument("--units", type=int, default=100, help="units counted under callgrind")
+    parser.add_argument("--native-units", type=int, default=400)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--native-rounds", type=int, default=5)
+    parser.add_argument("--no-callgrind", action="store_true")
+    args = parser.parse_args()
+    if args.child:
+        figures = child(args.child, args.units, args.concurrency, args.cache, args.tmp, args.toggle)
+        print(json.dumps(figures))
+        return 0
+
+    variants = [Variant("cache on", REPO, True), Variant("cache off", REPO, False)]
+    if args.base_tree is not None:
+        variants.insert(0, Variant("base", args.base_tree.resolve(), False))
+    sys.path.insert(0, str(REPO))
+    from pipeline.commands.start import prepare
+    from pipeline.sweep.servers import EndpointServers
+
+    with tempfile.TemporaryDirectory(prefix="bench-path-server-") as tmp:
+        p = prepare(_overrides(Path(tmp)))
+        endpoints = [inc.endpoint for inc in p.resolution.included]
+        pairs = [(inc.config_id, inc.model) for inc in p.resolution.included]
+        models = p.study.sim_models(pairs, p.cfg.sim.seed)
+        with EndpointServers("sim", endpoints, p.cfg, Path(tmp), sim_models=models) as servers:
+            url = servers.endpoints[0].base_url
+            assert url is not None
+            print(f"sim server at {url}; load average {os.getloadavg()[0]:.2f}", flush=True)
+            per_request: dict[str, float] = {}
+            if not args.no_callgrind:
+                for v in variants:
+                    t0 = time.monotonic()
+                    c = callgrind(v, url, args.units, args.concurrency)
+                    per_request[v.name] = (c.worker + c.transfer + c.sink) / c.requests
+                    print(
+                        f"callgrind {v.name}: {c.requests:.0f} requests, worker "
+                        f"{c.worker / c.requests:,.0f} + transfer {c.transfer / c.requests:,.0f}"
+                        f" + sink {c.sink / c.requests:,.0f} = "
+                        f"{per_request[v.name]:,.0f} instructions per request "
+                        f"({time.monotonic() - t0:.0f} s)",
+                        flush=True,
+                    )
+            best: dict[str, float] = {}
+            for number in range(args.native_rounds):
+                for v in variants:
+                    ms, figures = native(v, url, args.native_units, args.concurrency)
+                    best[v.name] = min(ms, best.get(v.name, ms))
+                    print(
+                        f"native round {number + 1} {v.name}: {ms:.3f} CPU ms per request "
+                        f"({figures['requests']:.0f} requests, {figures['valid']:.0f} valid "
+                        f"units, user {figures['user_s']:.2f} s, sys {figures['sys_s']:.2f} s, "
+                        f"{figures['cache_bytes'] / 1024:.0f} KiB cached)",
+                        flush=True,
+                    )
+    for name, value in best.items():
+        print(f"native fastest {name}: {value:.3f} CPU ms per request")
+    if "base" in per_request:
+        for name in ("cache on", "cache off"):
+            key = name.replace(" ", "_")
+            print(f"ratio_{key}_vs_base={per_request[name] / per_request['base']:.4f}")
+    if "base" in best:
+        for name in ("cache on", "cache off"):
+            key = name.replace(" ", "_")
+            print(f"native_ratio_{key}_vs_base={best[name] / best['base']:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
