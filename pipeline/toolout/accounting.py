@@ -215,8 +215,7 @@ def request_times(
         for i in range(1, len(recorded)):
             if recorded[i] < recorded[i - 1]:
                 raise ValueError(
-                    f"request {i}: time {recorded[i]} is before request {i - 1}'s "
-                    f"{recorded[i - 1]}"
+                    f"request {i}: time {recorded[i]} is before request {i - 1}'s {recorded[i - 1]}"
                 )
         return [(now, False) for now in recorded]
     upcoming: list[float | None] = []  # the next recorded time at or after each request
