@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, NamedTuple, Protocol, get_args
+from typing import Literal, NamedTuple, Protocol, cast, get_args
 
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.ledger import Keyed, Ledger
@@ -209,6 +209,15 @@ def request_times(
     """(time, assumed) per request: the recorded time, else the think-time assumption."""
     if think_time_s < 0:
         raise ValueError(f"think_time_s must be >= 0, got {think_time_s}")
+    stamps = [r.timestamp for r in requests]
+    if None not in stamps:  # every time recorded (the common case): one pass, no assumption
+        recorded = cast("list[float]", stamps)  # no None: checked above
+        for i in range(1, len(recorded)):
+            if recorded[i] < recorded[i - 1]:
+                raise ValueError(
+                    f"request {i}: time {recorded[i]} is before request {i - 1}'s {recorded[i - 1]}"
+                )
+        return [(now, False) for now in recorded]
     upcoming: list[float | None] = []  # the next recorded time at or after each request
     following: float | None = None
     for r in reversed(requests):

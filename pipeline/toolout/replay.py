@@ -70,7 +70,8 @@ class Block(NamedTuple):
 
 def block(role: str, text: str, tokens: int, output_index: int | None = None) -> Block:
     """A `Block` with its key and UTF-8 size filled in."""
-    return Block(role, text, tokens, output_index, (role, text), len(text.encode("utf-8")))
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))  # utf8_len, inline
+    return Block(role, text, tokens, output_index, (role, text), size)
 
 
 # A named tuple's own constructor is a Python function over `tuple.__new__`; the replay's
@@ -313,7 +314,7 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
     for position, message in enumerate(messages):
         if message.tool_calls:
             text = _message_text(message)
-            size = len(text.encode("utf-8"))
+            size = len(text) if text.isascii() else len(text.encode("utf-8"))  # utf8_len
         else:
             text, size = message.content or "", message.size_bytes
         at_output = -1
@@ -429,7 +430,10 @@ def replay(  # noqa: PLR0912, PLR0915 - one pass over the transcript, its steps 
             else:
                 changed.discard(o)
             if not same:  # a new block: the first exposure, or a rewrite
-                size = original if text is content else len(text.encode("utf-8"))
+                if text is content:
+                    size = original
+                else:  # utf8_len, inline: ASCII (a flag of the string) is a byte a character
+                    size = len(text) if text.isascii() else len(text.encode("utf-8"))
                 tokens = -(-size // BYTES_PER_TOKEN) if by_size else estimate(text)
                 made = shown[o] = _tuple(Block, ("tool", text, tokens, o, ("tool", text), size))
                 if before is None:  # first exposure: its slot is the next one

@@ -53,7 +53,9 @@ class Message:
     @cached_property
     def size_bytes(self) -> int:
         """UTF-8 bytes of the content (asked for on every request that shows it: cached)."""
-        return len((self.content or "").encode("utf-8"))
+        content = self.content or ""
+        # ASCII (a flag the string carries) is a byte a character: no copy to count it
+        return len(content) if content.isascii() else len(content.encode("utf-8"))
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,10 @@ BYTES_PER_TOKEN = 4
 
 
 def utf8_len(text: str) -> int:
-    return len(text.encode("utf-8"))
+    """UTF-8 bytes of `text`. An ASCII string (`isascii` reads a flag the string carries: O(1))
+    is one byte a character, so only other text is encoded: no copy of every output's bytes
+    per render."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def estimate_tokens(n_bytes: int) -> int:

@@ -208,7 +208,8 @@ def render_deterministic(view: OutputView, first_pass: bool, rerun: str, rule: s
     if view.exposures == 0 and not first_pass:
         return exact(view, "first_exposure", rule)
     text = deterministic_replacement(view.tool_name, view.arguments, view.content, rerun)
-    if len(text.encode("utf-8")) >= view.size_bytes:  # utf8_len, inline: once a render
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))  # utf8_len, inline
+    if size >= view.size_bytes:
         return exact(view, "not_shorter", rule)
     return compacted(view, text, "deterministic", rule)
 
