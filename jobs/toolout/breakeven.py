@@ -32,12 +32,14 @@ def rates(rows: pl.DataFrame, models: Mapping[str, CacheModel]) -> pl.DataFrame:
 
 
 def breakeven_table(
-    decisions: pl.DataFrame, rows: pl.DataFrame, rates_: pl.DataFrame
+    decisions: pl.DataFrame | pl.LazyFrame, rows: pl.DataFrame, rates_: pl.DataFrame
 ) -> pl.DataFrame:
+    keys = rows.lazy().select("row_id", "config_id", pl.col("arm").alias("policy"))
     new = (
-        decisions.filter(pl.col("new") & (pl.col("shown_tokens") < pl.col("original_tokens")))
-        .join(rows.select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id")
-        .join(rates_, on="config_id")
+        decisions.lazy()
+        .filter(pl.col("new") & (pl.col("shown_tokens") < pl.col("original_tokens")))
+        .join(keys, on="row_id")
+        .join(rates_.lazy(), on="config_id")
         .with_columns(
             (pl.col("original_tokens") - pl.col("shown_tokens")).alias("removed_tokens"),
         )
@@ -60,4 +62,5 @@ def breakeven_table(
         )
         .with_columns(small_cell_expr("transformations"))
         .sort("config_id", "policy")
+        .collect()
     )

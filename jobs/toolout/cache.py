@@ -8,14 +8,17 @@ import polars as pl
 from pipeline.toolout.records import CAUSES
 
 
-def _keyed(frame: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    return frame.join(
-        rows.select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id"
+def _keyed(frame: pl.DataFrame | pl.LazyFrame, rows: pl.DataFrame) -> pl.LazyFrame:
+    return frame.lazy().join(
+        rows.lazy().select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id"
     )
 
 
-def cache_table(turns: pl.DataFrame, sessions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """Hit share, miss causes (tokens and USD) and applications, one row per unit."""
+def cache_table(
+    turns: pl.DataFrame | pl.LazyFrame, sessions: pl.DataFrame, rows: pl.DataFrame
+) -> pl.DataFrame:
+    """Hit share, miss causes (tokens and USD) and applications, one row per unit (a
+    configuration's shards summed); `turns` may be a lazy scan, aggregated as it streams."""
     per_turn = (
         _keyed(turns, rows)
         .group_by("config_id", "policy")
@@ -41,4 +44,5 @@ def cache_table(turns: pl.DataFrame, sessions: pl.DataFrame, rows: pl.DataFrame)
             pl.len().alias("sessions"),
         )
     )
-    return per_turn.join(per_session, on=["config_id", "policy"]).sort("config_id", "policy")
+    joined = per_turn.join(per_session, on=["config_id", "policy"]).sort("config_id", "policy")
+    return joined.collect()

@@ -7,9 +7,12 @@ import polars as pl
 from jobs.small_sample import small_cell_expr
 
 
-def gate_table(decisions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    asked = decisions.filter(pl.col("gate_reason").is_not_null()).join(
-        rows.select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id"
+def gate_table(decisions: pl.DataFrame | pl.LazyFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per (configuration, policy) the gate was asked in; `decisions` may be lazy."""
+    asked = (
+        decisions.lazy()
+        .filter(pl.col("gate_reason").is_not_null())
+        .join(rows.lazy().select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id")
     )
     return (
         asked.group_by("config_id", "policy")
@@ -24,4 +27,5 @@ def gate_table(decisions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(small_cell_expr("asked"))
         .sort("config_id", "policy")
+        .collect()
     )

@@ -42,11 +42,13 @@ from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import (
     Candidate,
     GateDecision,
+    GateInputs,
     final,
     preflight,
     rates_for,
     regret,
 )
+from pipeline.toolout.economics import gate as gate_check
 from pipeline.toolout.live import LiveBudget, LiveTurn, choose_transcripts, send_live, within_budget
 from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.oracle import Schedule, ScheduledPolicy, oracle_schedule
@@ -64,6 +66,7 @@ LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never c
 
 GateKey = tuple[int, str]  # (request index, stage): one batch per request and stage
 MAX_BATCH_PASSES = 4  # replays until each request's batch is the one it was gated with
+_Summary = tuple[int, tuple[tuple[int, int], ...], int]  # GateLog._summary
 
 
 class GateLog:
@@ -95,39 +98,101 @@ class GateLog:
         self.known: Mapping[GateKey, Mapping[int, Candidate]] = known or {}
         self.seen: dict[GateKey, dict[int, Candidate]] = {}
         self.decisions: dict[tuple[int, int], tuple[GateDecision, int]] = {}
-        self.batches: dict[tuple[int, int], tuple[int, ...]] = {}  # (output, request) -> batch
+        # (output, request) -> how many outputs its batch held
+        self.batch_sizes: dict[tuple[int, int], int] = {}
+        self._summaries: dict[GateKey, _Summary | None] = {}
 
     def __call__(self, view: OutputView, candidate_bytes: int) -> tuple[bool, str]:
         """The preflight at 0 candidate bytes, the final check at the summary's size."""
+        original = estimate_tokens(view.content)
         candidate = Candidate(
             position_tokens=self.where.position_tokens,
-            original_tokens=estimate_tokens(view.content),
-            compacted_tokens=min(-(-candidate_bytes // 4), estimate_tokens(view.content)),
+            original_tokens=original,
+            compacted_tokens=min(-(-candidate_bytes // 4), original),
         )
         stage = "preflight" if candidate_bytes == 0 else "final"
         key: GateKey = (view.request_index, stage)
         self.seen.setdefault(key, {})[view.output_index] = candidate
-        together = dict(self.known.get(key, {}))
-        together[view.output_index] = candidate  # a first pass knows only this one
-        members = sorted(together)
+        known = self.known.get(key, {})
         w, c, prefix = self.write_rate, self.read_rate, self.where.cached_prefix_tokens
-        chosen = [together[o] for o in members]
-        if stage == "preflight":
-            decision = preflight(chosen, prefix, future_requests=self.n, write_rate=w, read_rate=c)
+        summary = self._summary(key, known) if stage == "preflight" else None
+        if summary is not None and candidate.position_tokens >= 0:
+            decision, size = self._preflight(summary, known, view.output_index, candidate)
         else:
-            cost = sum(self.summary_cost(o) for o in members)
-            decision = final(
-                chosen,
-                prefix,
-                future_requests=self.n,
-                write_rate=w,
-                read_rate=c,
-                summariser_usd=cost,
-            )
+            together = dict(known)
+            together[view.output_index] = candidate  # a first pass knows only this one
+            members = sorted(together)
+            size = len(members)
+            chosen = [together[o] for o in members]
+            if stage == "preflight":
+                decision = preflight(
+                    chosen, prefix, future_requests=self.n, write_rate=w, read_rate=c
+                )
+            else:
+                cost = sum(self.summary_cost(o) for o in members)
+                decision = final(
+                    chosen,
+                    prefix,
+                    future_requests=self.n,
+                    write_rate=w,
+                    read_rate=c,
+                    summariser_usd=cost,
+                )
         at = (view.output_index, view.request_index)
         self.decisions[at] = (decision, self.where.later_requests)
-        self.batches[at] = tuple(members)
+        self.batch_sizes[at] = size
         return decision.approved, decision.reason
+
+    def _preflight(
+        self,
+        summary: _Summary,
+        known: Mapping[int, Candidate],
+        output: int,
+        candidate: Candidate,
+    ) -> tuple[GateDecision, int]:
+        """`economics.preflight` of the request's known batch with `candidate` in it, in O(1).
+
+        The policy asks about every visible output of a request, each against the same known
+        batch, so rebuilding the batch per question is quadratic in the outputs of a request.
+        The preflight needs only the batch's summed original tokens and its earliest
+        position: both are kept per request (`_summary`), with the two earliest positions so
+        that the one being asked about can be left out. Ints only, so the sums are exact and
+        the decision is the one `preflight` gives (tests/toolout/test_decisions_gate.py).
+        """
+        total, earliest, size = summary
+        mine = known.get(output)
+        if mine is not None:
+            total -= mine.original_tokens
+            size -= 1
+        start = candidate.position_tokens
+        for position, o in earliest:
+            if o != output:
+                start = min(start, position)
+                break
+        rewritten = max(0, self.where.cached_prefix_tokens - start)
+        inputs = GateInputs(
+            future_requests=self.n,
+            rewritten_tokens=rewritten,
+            write_rate=self.write_rate,
+            read_rate=self.read_rate,
+            removed_tokens_per_request=total + candidate.original_tokens,
+            summariser_usd=0.0,
+            stage="preflight",
+        )
+        return gate_check(inputs), size + 1
+
+    def _summary(self, key: GateKey, known: Mapping[int, Candidate]) -> _Summary | None:
+        """(summed original tokens, the two earliest (position, output), size) of a known
+        batch; None where `preflight` itself must judge (a reuse, or a position outside the
+        prompt, which it refuses)."""
+        if key not in self._summaries:
+            summary: _Summary | None = None
+            if not any(c.position_tokens < 0 or c.cached for c in known.values()):
+                total = sum(c.original_tokens for c in known.values())
+                earliest = tuple(sorted((c.position_tokens, o) for o, c in known.items())[:2])
+                summary = (total, earliest, len(known))
+            self._summaries[key] = summary
+        return self._summaries[key]
 
     @property
     def converged(self) -> bool:
@@ -470,7 +535,7 @@ def _decisions(
                     gate_net_usd=decision.net_usd,
                     gate_would_flip=hindsight.would_flip,
                     gate_regret_usd=hindsight.regret_usd,
-                    gate_batch_outputs=len(gate.batches[(a.output_index, request.index)]),
+                    gate_batch_outputs=gate.batch_sizes[(a.output_index, request.index)],
                 )
             records.append(record)
     return records
