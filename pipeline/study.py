@@ -22,10 +22,10 @@ values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, overload, runtime_checkable
 
 from pipeline.chat.messages import ChatClient
 from pipeline.config.schema import EndpointConfig
@@ -100,6 +100,62 @@ class UnitOutcome:
     invalid_reason: str | None = None
     retryable: bool = False
     error_detail: str | None = None
+
+
+class Columns(Sequence[Record]):
+    """A table's records held by column: one list per column, all of one length.
+
+    What a unit with many records returns instead of a list of dicts (the tool-output study's
+    turns: hundreds of thousands per unit at corpus scale). It is a `Sequence[Record]`, so
+    anything that reads records still can, but the engine takes its columns as they are: it
+    adds `run_id` and `row_id` as two constant columns rather than copying every record, the
+    actor pickles one list per column instead of one dict per record, and the sink writes it
+    as Arrow columns (pipeline/sweep/sink.py). Pure: lists only, no Arrow in an actor.
+    """
+
+    __slots__ = ("columns", "length")
+
+    def __init__(self, columns: Mapping[str, list[Any]]) -> None:
+        lengths = {len(values) for values in columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of unequal length: {sorted(lengths)}")
+        self.columns: dict[str, list[Any]] = dict(columns)
+        self.length = lengths.pop() if lengths else 0
+
+    def __len__(self) -> int:
+        return self.length
+
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Record]: ...
+    def __getitem__(self, index: int | slice) -> Record | Sequence[Record]:
+        if isinstance(index, slice):
+            return Columns({name: values[index] for name, values in self.columns.items()})
+        if not -self.length <= index < self.length:
+            raise IndexError(index)
+        return {name: values[index] for name, values in self.columns.items()}
+
+    def __iter__(self) -> Iterator[Record]:
+        names = list(self.columns)
+        for values in zip(*self.columns.values(), strict=True):
+            yield dict(zip(names, values, strict=True))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Columns) and self.columns == other.columns
+
+    __hash__ = None  # type: ignore[assignment]  # mutable lists inside
+
+    def __repr__(self) -> str:
+        return f"Columns({len(self.columns)} columns x {self.length})"
+
+    def __reduce__(self) -> tuple[type[Columns], tuple[dict[str, list[Any]]]]:
+        return Columns, (self.columns,)
+
+    def with_leading(self, constants: Mapping[str, Any]) -> Columns:
+        """The same records with `constants` as their first columns (one value each)."""
+        leading = {name: [value] * self.length for name, value in constants.items()}
+        return Columns({**leading, **self.columns})
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.store.layout import Layout
 from pipeline.store.parts import next_part_seq, part_name, write_batch, write_part
-from pipeline.study import Record
+from pipeline.study import Columns, Record
 from pipeline.sweep.rows import UnitRecords
 
 
@@ -60,7 +61,9 @@ class Sink:
         self.seq = next_part_seq(run_dir, layout)
         self.event_seq = _max_event_seq(run_dir) + 1
         self.rows: list[Record] = []
-        self.children: dict[str, list[Record]] = {name: [] for name in layout.children}
+        # per table, the batch's records: a `Columns` chunk per unit that sent one, records
+        # of the others in lists (pipeline.study.Columns)
+        self.children: dict[str, list[Sequence[Record]]] = {name: [] for name in layout.children}
         # told every committed rows part's records, in commit order (the session's row view)
         self.on_commit = on_commit
         self.on_requests = on_requests  # told every committed requests part's records
@@ -75,7 +78,13 @@ class Sink:
             return
         self.rows.append(records.row)
         for name, table in records.tables.items():
-            self.children[name].extend(table)
+            chunks = self.children.setdefault(name, [])
+            if isinstance(table, Columns):
+                chunks.append(table)
+            elif chunks and not isinstance(chunks[-1], Columns):
+                chunks[-1].extend(table)  # type: ignore[attr-defined]
+            else:
+                chunks.append(list(table))
 
     def event(
         self, kind: str, *, config_id: str | None = None, row_id: str | None = None, **detail: Any
@@ -101,6 +110,27 @@ class Sink:
         ):
             self.flush()
 
+    def _arrow(self, table: str, chunks: list[Sequence[Record]]) -> pa.Table | list[Record]:
+        """A table's chunks as one Arrow table (columns taken as they are), or the records
+        as they came when no unit sent columns (the store conforms either)."""
+        if not any(isinstance(c, Columns) for c in chunks):
+            return [r for chunk in chunks for r in chunk]
+        schema = self.layout.schema(table)
+        parts = []
+        for chunk in chunks:
+            if isinstance(chunk, Columns):
+                columns = chunk.columns
+                if set(columns) != set(schema.names):
+                    return [r for c in chunks for r in c]  # the store names the mismatch
+                try:
+                    arrays = {n: pa.array(columns[n], schema.field(n).type) for n in schema.names}
+                except (pa.ArrowInvalid, pa.ArrowTypeError):
+                    return [r for c in chunks for r in c]  # the store names the bad value
+                parts.append(pa.table(arrays))
+            elif chunk:
+                parts.append(pa.Table.from_pylist(list(chunk), schema=schema))
+        return pa.concat_tables(parts) if parts else []
+
     def flush(self) -> None:
         if self.requests:
             ids = [f"{r['row_id']}#{r['session']}#{r['position']}" for r in self.requests]
@@ -116,7 +146,7 @@ class Sink:
                 self.run_dir,
                 part_name=name,
                 rows=self.rows,
-                children=self.children,
+                children={name: self._arrow(name, c) for name, c in self.children.items()},
                 layout=self.layout,
             )
             self.seq += 1

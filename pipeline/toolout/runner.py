@@ -29,7 +29,7 @@ from typing import Any
 
 from pipeline.chat.errors import EndpointError
 from pipeline.chat.messages import ChatClient
-from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
+from pipeline.study import Columns, Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
 from pipeline.study_validity import endpoint_failure
 from pipeline.toolout.accounting import (
     CacheBlock,
@@ -54,7 +54,7 @@ from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.oracle import Schedule, ScheduledPolicy, oracle_schedule
 from pipeline.toolout.policies import ModelSummaries, OutputView, build_policy
 from pipeline.toolout.policies.base import Policy, utf8_len
-from pipeline.toolout.records import CAUSES, ROW_COLUMNS
+from pipeline.toolout.records import CAUSES, DECISIONS, ROW_COLUMNS, TURNS
 from pipeline.toolout.replay import Position, ReplayedRequest, replay
 from pipeline.toolout.summaries import SummaryBook, fetch
 from pipeline.toolout.tokens import estimate_tokens
@@ -306,9 +306,10 @@ class ToolOutRunner:
         return UnitResult(outcome, {c.name: None for c in ROW_COLUMNS})
 
     async def _run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
-        turns: list[Record] = []
+        # turns and decisions by column (pipeline.study.Columns): one list per column
+        turns: dict[str, list[Any]] = {c.name: [] for c in TURNS.columns}
         sessions: list[Record] = []
-        decisions: list[Record] = []
+        decisions: dict[str, list[Any]] = {c.name: [] for c in DECISIONS.columns}
         summaries = 0
         chosen: Corpus = self.transcripts if self.live is None else self.live_transcripts()
         replayed = 0
@@ -324,8 +325,8 @@ class ToolOutRunner:
                 salt = hashlib.sha256(f"{spec.row_id}|{transcript.id}".encode()).hexdigest()[:12]
                 live_turns = await send_live(client, requests, seed=context.seed, salt=salt)
             cost = self._price(requests)
-            turns += _turns(transcript, requests, cost, live_turns)
-            decisions += _decisions(transcript, requests, gate)
+            _turns(turns, transcript, requests, cost, live_turns)
+            _decisions(decisions, transcript, requests, gate)
             sessions.append(_session(transcript, requests, cost))
         live = self.live is not None
         row = {
@@ -333,10 +334,10 @@ class ToolOutRunner:
             "corpus_sha256": self.corpus_sha256,
             "transcripts": replayed,
             "transcripts_skipped": self.skipped,
-            "replayed_requests": len(turns),
-            "input_tokens": sum(t["input_tokens"] for t in turns),
-            "replay_cached_tokens": sum(t["cached_tokens"] for t in turns),
-            "replay_cost_usd": sum(t["cost_usd"] for t in turns),
+            "replayed_requests": len(turns["input_tokens"]),
+            "input_tokens": sum(turns["input_tokens"]),
+            "replay_cached_tokens": sum(turns["cached_tokens"]),
+            "replay_cost_usd": sum(turns["cost_usd"]),
             "bytes_removed": sum(s["bytes_removed"] for s in sessions),
             "applications_new": sum(s["applications_new"] for s in sessions),
             "applications_reused": sum(s["applications_reused"] for s in sessions),
@@ -345,9 +346,7 @@ class ToolOutRunner:
             "reported_cached_tokens": _reported_sum(turns, "reported_cached_tokens", live),
             "summaries_requested": summaries if live else None,
         }
-        tables = {"turns": turns, "sessions": sessions, "decisions": decisions}
-        for t in turns:  # the money spent is the engine's bill (the request boundary)
-            t.pop("reported_cost_usd")
+        tables = {"turns": Columns(turns), "sessions": sessions, "decisions": Columns(decisions)}
         return UnitResult(UnitOutcome(valid=True), row, tables)
 
     def _replay(
@@ -397,55 +396,58 @@ class ToolOutRunner:
             )
 
 
-def _reported_sum(turns: Sequence[Record], column: str, live: bool) -> int | None:
+def _reported_sum(turns: Mapping[str, list[Any]], column: str, live: bool) -> int | None:
     if not live:
         return None
-    values = [t[column] for t in turns if t[column] is not None]
+    values = [v for v in turns[column] if v is not None]
     return sum(values) if values else None
 
 
 def _turns(
+    columns: dict[str, list[Any]],
     transcript: Transcript,
     requests: Sequence[ReplayedRequest],
     cost: SessionCost,
     live: Sequence[LiveTurn] | None,
-) -> list[Record]:
-    records = []
+) -> None:
+    """Appends one turn per request to `columns` (the turns table by column).
+
+    The money spent on a live request is the engine's bill (the request boundary), not here."""
+    n = len(requests)
+    if len(cost.requests) != n:
+        raise ValueError(f"{transcript.id}: {n} requests but {len(cost.requests)} priced")
     sent = {t.request_index: t for t in live or ()}
-    for request, priced in zip(requests, cost.requests, strict=True):
-        misses = dict(priced.misses.items())
-        reported = sent.get(request.index)
-        usage = reported.usage if reported is not None else None
-        records.append(
-            {
-                "transcript_id": transcript.id,
-                "corpus": transcript.corpus,
-                "request_index": request.index,
-                "time_s": priced.time_s,
-                "time_assumed": priced.time_assumed,
-                "input_bytes": request.input_bytes,
-                "input_tokens": priced.input_tokens,
-                "cached_tokens": priced.cached_tokens,
-                "written_tokens": priced.written_tokens,
-                "uncached_tokens": priced.uncached_tokens,
-                "output_tokens": priced.output_tokens,
-                "cost_usd": priced.cost_usd,
-                **{f"miss_{c}_tokens": misses[c].tokens for c in CAUSES},  # type: ignore[index]
-                **{f"miss_{c}_usd": misses[c].usd for c in CAUSES},  # type: ignore[index]
-                "outputs_visible": request.outputs_visible,
-                "outputs_changed": request.outputs_changed,
-                "outputs_new": request.outputs_new,
-                "outputs_reused": request.outputs_reused,
-                "live_sent": reported is not None,
-                "reported_prompt_tokens": usage.prompt_tokens if usage else None,
-                "reported_cached_tokens": usage.cached_tokens if usage else None,
-                "reported_cache_write_tokens": usage.cache_write_tokens if usage else None,
-                "reported_cache_discount_usd": reported.cache_discount_usd if reported else None,
-                "latency_s": reported.latency_s if reported else None,
-                "reported_cost_usd": reported.cost_usd if reported else 0.0,  # the row's spend
-            }
-        )
-    return records
+    reported = [sent.get(r.index) for r in requests]
+    usages = [t.usage if t is not None else None for t in reported]
+    priced = cost.requests
+    columns["transcript_id"] += [transcript.id] * n
+    columns["corpus"] += [transcript.corpus] * n
+    columns["request_index"] += [r.index for r in requests]
+    columns["time_s"] += [p.time_s for p in priced]
+    columns["time_assumed"] += [p.time_assumed for p in priced]
+    columns["input_bytes"] += [r.input_bytes for r in requests]
+    columns["input_tokens"] += [p.input_tokens for p in priced]
+    columns["cached_tokens"] += [p.cached_tokens for p in priced]
+    columns["written_tokens"] += [p.written_tokens for p in priced]
+    columns["uncached_tokens"] += [p.uncached_tokens for p in priced]
+    columns["output_tokens"] += [p.output_tokens for p in priced]
+    columns["cost_usd"] += [p.cost_usd for p in priced]
+    misses = [dict(p.misses.items()) for p in priced]
+    for c in CAUSES:
+        columns[f"miss_{c}_tokens"] += [m[c].tokens for m in misses]  # type: ignore[index]
+        columns[f"miss_{c}_usd"] += [m[c].usd for m in misses]  # type: ignore[index]
+    columns["outputs_visible"] += [r.outputs_visible for r in requests]
+    columns["outputs_changed"] += [r.outputs_changed for r in requests]
+    columns["outputs_new"] += [r.outputs_new for r in requests]
+    columns["outputs_reused"] += [r.outputs_reused for r in requests]
+    columns["live_sent"] += [t is not None for t in reported]
+    columns["reported_prompt_tokens"] += [u.prompt_tokens if u else None for u in usages]
+    columns["reported_cached_tokens"] += [u.cached_tokens if u else None for u in usages]
+    columns["reported_cache_write_tokens"] += [u.cache_write_tokens if u else None for u in usages]
+    columns["reported_cache_discount_usd"] += [
+        t.cache_discount_usd if t else None for t in reported
+    ]
+    columns["latency_s"] += [t.latency_s if t else None for t in reported]
 
 
 def _session(
@@ -483,11 +485,15 @@ def estimate_tokens_of(n_bytes: int) -> int:
 
 
 def _decisions(
-    transcript: Transcript, requests: Sequence[ReplayedRequest], gate: GateLog
-) -> list[Record]:
-    """One record per request on which an output's shown text differs from the request before
-    (its first exposure included), or on which the economic gate was asked about it."""
-    records = []
+    columns: dict[str, list[Any]],
+    transcript: Transcript,
+    requests: Sequence[ReplayedRequest],
+    gate: GateLog,
+) -> None:
+    """Appends to `columns` one decision per request on which an output's shown text differs
+    from the request before (its first exposure included), or on which the economic gate was
+    asked about it."""
+    append = [(columns[c.name].append, c.name) for c in DECISIONS.columns]
     shown: dict[int, str] = {}
     for request in requests:
         cached_prefix = requests[request.index - 1].input_tokens if request.index else 0
@@ -537,5 +543,5 @@ def _decisions(
                     gate_regret_usd=hindsight.regret_usd,
                     gate_batch_outputs=gate.batch_sizes[(a.output_index, request.index)],
                 )
-            records.append(record)
-    return records
+            for add, name in append:
+                add(record[name])
