@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,8 +38,27 @@ def _max_event_seq(run_dir: Path) -> int:
     return best
 
 
+_TYPECODES = {pa.int32(): "i", pa.int64(): "q", pa.float64(): "d"}
+
+
+def _array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    """A column as Arrow: an `array.array` of the type's width without a copy (its buffer is
+    the values), anything else value by value."""
+    typecode = _TYPECODES.get(type_)
+    if (
+        isinstance(values, array)
+        and values.typecode == typecode
+        and values.itemsize * 8 == type_.bit_width
+    ):
+        return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+    return pa.array(list(values) if isinstance(values, array) else values, type_)
+
+
 class Sink:
-    """Buffers records; flushes every `max_rows` attempts or `max_age_s` seconds."""
+    """Buffers records; flushes every `max_rows` attempts or `max_age_s` seconds, and as soon
+    as the attempts buffered hold `max_records` table records: a batch of large attempts
+    (corpus-scale replays, hundreds of thousands of records each) that arrive together is
+    written as it comes, not held whole in the driver."""
 
     def __init__(
         self,
@@ -48,6 +68,7 @@ class Sink:
         *,
         max_rows: int = 1000,
         max_age_s: float = 2.0,
+        max_records: int = 250_000,
         clock: Callable[[], float] = time.monotonic,
         on_commit: Callable[[list[Record]], None] | None = None,
         on_requests: Callable[[list[Record]], None] | None = None,
@@ -56,6 +77,8 @@ class Sink:
         self.run_id = run_id
         self.max_rows = max_rows
         self.max_age_s = max_age_s
+        self.max_records = max_records
+        self.buffered_records = 0
         self.clock = clock
         self.layout = layout
         self.seq = next_part_seq(run_dir, layout)
@@ -78,6 +101,7 @@ class Sink:
             return
         self.rows.append(records.row)
         for name, table in records.tables.items():
+            self.buffered_records += len(table)
             chunks = self.children.setdefault(name, [])
             if isinstance(table, Columns):
                 chunks.append(table)
@@ -85,6 +109,8 @@ class Sink:
                 chunks[-1].extend(table)  # type: ignore[attr-defined]
             else:
                 chunks.append(list(table))
+        if self.buffered_records >= self.max_records:
+            self.flush()
 
     def event(
         self, kind: str, *, config_id: str | None = None, row_id: str | None = None, **detail: Any
@@ -123,8 +149,8 @@ class Sink:
                 if set(columns) != set(schema.names):
                     return [r for c in chunks for r in c]  # the store names the mismatch
                 try:
-                    arrays = {n: pa.array(columns[n], schema.field(n).type) for n in schema.names}
-                except (pa.ArrowInvalid, pa.ArrowTypeError):
+                    arrays = {n: _array(columns[n], schema.field(n).type) for n in schema.names}
+                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
                     return [r for c in chunks for r in c]  # the store names the bad value
                 parts.append(pa.table(arrays))
             elif chunk:
@@ -155,6 +181,7 @@ class Sink:
                 self.on_commit(self.rows)
             self.rows = []
             self.children = {table: [] for table in self.layout.children}
+            self.buffered_records = 0
         if self.events:
             name = part_name(self.seq, [str(e["seq"]) for e in self.events])
             write_part(self.run_dir, "events", self.events, part_name=name, layout=self.layout)

@@ -24,7 +24,7 @@ Decisions the seed leaves open:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from typing import Any
 
 from pipeline.chat.errors import EndpointError
@@ -60,6 +60,18 @@ from pipeline.toolout.summaries import SummaryBook, fetch
 from pipeline.toolout.tokens import estimate_tokens
 from pipeline.toolout.transcript import Corpus, Transcript
 
+# columns that hold None (offline, or where the gate was not asked): lists; the others are
+# compact arrays (pipeline.study.Columns.buffers)
+TURNS_NULLABLE = frozenset(
+    {
+        "reported_prompt_tokens",
+        "reported_cached_tokens",
+        "reported_cache_write_tokens",
+        "reported_cache_discount_usd",
+        "latency_s",
+    }
+)
+DECISIONS_NULLABLE = frozenset(c.name for c in DECISIONS.columns if c.name.startswith("gate_"))
 DEFAULT_EXPECTED_APPLICATIONS = 6.0  # the seed's compactor setting
 LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never compacted
 
@@ -307,9 +319,9 @@ class ToolOutRunner:
 
     async def _run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
         # turns and decisions by column (pipeline.study.Columns): one list per column
-        turns: dict[str, list[Any]] = {c.name: [] for c in TURNS.columns}
+        turns = Columns.buffers(TURNS.columns, TURNS_NULLABLE)
         sessions: list[Record] = []
-        decisions: dict[str, list[Any]] = {c.name: [] for c in DECISIONS.columns}
+        decisions = Columns.buffers(DECISIONS.columns, DECISIONS_NULLABLE)
         summaries = 0
         chosen: Corpus = self.transcripts if self.live is None else self.live_transcripts()
         replayed = 0
@@ -396,7 +408,7 @@ class ToolOutRunner:
             )
 
 
-def _reported_sum(turns: Mapping[str, list[Any]], column: str, live: bool) -> int | None:
+def _reported_sum(turns: Mapping[str, MutableSequence[Any]], column: str, live: bool) -> int | None:
     if not live:
         return None
     values = [v for v in turns[column] if v is not None]
@@ -404,7 +416,7 @@ def _reported_sum(turns: Mapping[str, list[Any]], column: str, live: bool) -> in
 
 
 def _turns(
-    columns: dict[str, list[Any]],
+    columns: dict[str, MutableSequence[Any]],
     transcript: Transcript,
     requests: Sequence[ReplayedRequest],
     cost: SessionCost,
@@ -422,32 +434,34 @@ def _turns(
     priced = cost.requests
     columns["transcript_id"] += [transcript.id] * n
     columns["corpus"] += [transcript.corpus] * n
-    columns["request_index"] += [r.index for r in requests]
-    columns["time_s"] += [p.time_s for p in priced]
-    columns["time_assumed"] += [p.time_assumed for p in priced]
-    columns["input_bytes"] += [r.input_bytes for r in requests]
-    columns["input_tokens"] += [p.input_tokens for p in priced]
-    columns["cached_tokens"] += [p.cached_tokens for p in priced]
-    columns["written_tokens"] += [p.written_tokens for p in priced]
-    columns["uncached_tokens"] += [p.uncached_tokens for p in priced]
-    columns["output_tokens"] += [p.output_tokens for p in priced]
-    columns["cost_usd"] += [p.cost_usd for p in priced]
+    columns["request_index"].extend([r.index for r in requests])
+    columns["time_s"].extend([p.time_s for p in priced])
+    columns["time_assumed"].extend([p.time_assumed for p in priced])
+    columns["input_bytes"].extend([r.input_bytes for r in requests])
+    columns["input_tokens"].extend([p.input_tokens for p in priced])
+    columns["cached_tokens"].extend([p.cached_tokens for p in priced])
+    columns["written_tokens"].extend([p.written_tokens for p in priced])
+    columns["uncached_tokens"].extend([p.uncached_tokens for p in priced])
+    columns["output_tokens"].extend([p.output_tokens for p in priced])
+    columns["cost_usd"].extend([p.cost_usd for p in priced])
     misses = [dict(p.misses.items()) for p in priced]
     for c in CAUSES:
-        columns[f"miss_{c}_tokens"] += [m[c].tokens for m in misses]  # type: ignore[index]
-        columns[f"miss_{c}_usd"] += [m[c].usd for m in misses]  # type: ignore[index]
-    columns["outputs_visible"] += [r.outputs_visible for r in requests]
-    columns["outputs_changed"] += [r.outputs_changed for r in requests]
-    columns["outputs_new"] += [r.outputs_new for r in requests]
-    columns["outputs_reused"] += [r.outputs_reused for r in requests]
-    columns["live_sent"] += [t is not None for t in reported]
-    columns["reported_prompt_tokens"] += [u.prompt_tokens if u else None for u in usages]
-    columns["reported_cached_tokens"] += [u.cached_tokens if u else None for u in usages]
-    columns["reported_cache_write_tokens"] += [u.cache_write_tokens if u else None for u in usages]
-    columns["reported_cache_discount_usd"] += [
-        t.cache_discount_usd if t else None for t in reported
-    ]
-    columns["latency_s"] += [t.latency_s if t else None for t in reported]
+        columns[f"miss_{c}_tokens"].extend([m[c].tokens for m in misses])  # type: ignore[index]
+        columns[f"miss_{c}_usd"].extend([m[c].usd for m in misses])  # type: ignore[index]
+    columns["outputs_visible"].extend([r.outputs_visible for r in requests])
+    columns["outputs_changed"].extend([r.outputs_changed for r in requests])
+    columns["outputs_new"].extend([r.outputs_new for r in requests])
+    columns["outputs_reused"].extend([r.outputs_reused for r in requests])
+    columns["live_sent"].extend([t is not None for t in reported])
+    columns["reported_prompt_tokens"].extend([u.prompt_tokens if u else None for u in usages])
+    columns["reported_cached_tokens"].extend([u.cached_tokens if u else None for u in usages])
+    columns["reported_cache_write_tokens"].extend(
+        [u.cache_write_tokens if u else None for u in usages]
+    )
+    columns["reported_cache_discount_usd"].extend(
+        [t.cache_discount_usd if t else None for t in reported]
+    )
+    columns["latency_s"].extend([t.latency_s if t else None for t in reported])
 
 
 def _session(
@@ -485,7 +499,7 @@ def estimate_tokens_of(n_bytes: int) -> int:
 
 
 def _decisions(
-    columns: dict[str, list[Any]],
+    columns: dict[str, MutableSequence[Any]],
     transcript: Transcript,
     requests: Sequence[ReplayedRequest],
     gate: GateLog,

@@ -67,3 +67,38 @@ def test_a_batch_of_column_units_and_record_units_writes_the_same_part(tmp_path:
         written[mixed] = pq.read_table(part).to_pylist()
     assert written[True] == written[False]
     assert len(written[True]) == 9
+
+
+def test_array_buffers_read_back_as_the_same_values_and_write_without_a_copy(
+    tmp_path: Path,
+) -> None:
+    columns = Columns.buffers((Column("note", "string"), Column("n", "int32")))
+    assert type(columns["n"]).__name__ == "array" and columns["note"] == []
+    columns["note"].extend(["p", "q"])
+    columns["n"].extend([5, 4])
+    toy = Columns(columns)
+    assert list(toy) == [{"note": "p", "n": 5}, {"note": "q", "n": 4}]
+    assert pickle.loads(pickle.dumps(toy)) == toy
+    sink = Sink(tmp_path, "run", TOY)
+    result = UnitResult(UnitOutcome(valid=True), {"score": 1.0}, {"toy": toy})
+    sink.add(unit_records(spec("a"), CTX, result, NOW, NOW))
+    sink.flush()
+    (part,) = (tmp_path / "toy").glob("*.parquet")
+    assert [r["n"] for r in pq.read_table(part).to_pylist()] == [4, 5]  # sorted by the key
+
+
+def test_the_sink_flushes_as_soon_as_its_buffer_holds_max_records(tmp_path: Path) -> None:
+    sink = Sink(tmp_path, "run", TOY, max_records=5, max_age_s=1e9)
+    for arm in ("a", "b"):
+        toy = Columns({"note": ["x"] * 3, "n": [0, 1, 2]})
+        sink.add(
+            unit_records(
+                spec(arm),
+                CTX,
+                UnitResult(UnitOutcome(True), {"score": 1.0}, {"toy": toy}),
+                NOW,
+                NOW,
+            )
+        )
+    assert len(list((tmp_path / "rows").glob("*.parquet"))) == 1  # the second add flushed
+    assert sink.rows == [] and sink.buffered_records == 0
