@@ -89,7 +89,7 @@ class GateLog:
     them (economics.batch). The policy asks about one output at a time, so the batch of a
     request is learnt from a replay and the transcript replayed with it (`known`) until every
     request is gated with exactly the candidates that reach the gate (`converged`). Each
-    candidate's decision is its batch's; `batches` records which outputs went together.
+    candidate's decision is its batch's; `batch_sizes` records how many outputs went together.
     """
 
     def __init__(
