@@ -22,10 +22,11 @@ values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Collection, Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, overload, runtime_checkable
 
 from pipeline.chat.messages import ChatClient
 from pipeline.config.schema import EndpointConfig
@@ -100,6 +101,86 @@ class UnitOutcome:
     invalid_reason: str | None = None
     retryable: bool = False
     error_detail: str | None = None
+
+
+# The compact buffer of a column that is never null: 8 (or 4) bytes a value, no Python object
+# per value; an array pickles as its bytes, and the sink hands it to Arrow without a copy.
+_TYPECODES: Mapping[ColumnType, str] = {"int32": "i", "int64": "q", "float64": "d"}
+_ITEMSIZE: Mapping[ColumnType, int] = {"int32": 4, "int64": 8, "float64": 8}
+
+
+class Columns(Sequence[Record]):
+    """A table's records held by column: one list (or array) per column, all of one length.
+
+    What a unit with many records returns instead of a list of dicts (the tool-output study's
+    turns: hundreds of thousands per unit at corpus scale). It is a `Sequence[Record]`, so
+    anything that reads records still can, but the engine takes its columns as they are: it
+    adds `run_id` and `row_id` as two constant columns rather than copying every record, the
+    actor pickles one list per column instead of one dict per record, and the sink writes it
+    as Arrow columns (pipeline/sweep/sink.py). A numeric column that is never null may be an
+    `array.array` (`Columns.buffers`): its values read back as the same ints and floats. Pure:
+    no Arrow in an actor.
+    """
+
+    __slots__ = ("columns", "length")
+
+    def __init__(self, columns: Mapping[str, MutableSequence[Any]]) -> None:
+        lengths = {len(values) for values in columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of unequal length: {sorted(lengths)}")
+        self.columns: dict[str, MutableSequence[Any]] = dict(columns)
+        self.length = lengths.pop() if lengths else 0
+
+    def __len__(self) -> int:
+        return self.length
+
+    @overload
+    def __getitem__(self, index: int) -> Record: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Record]: ...
+    def __getitem__(self, index: int | slice) -> Record | Sequence[Record]:
+        if isinstance(index, slice):
+            return Columns({name: values[index] for name, values in self.columns.items()})
+        if not -self.length <= index < self.length:
+            raise IndexError(index)
+        return {name: values[index] for name, values in self.columns.items()}
+
+    def __iter__(self) -> Iterator[Record]:
+        names = list(self.columns)
+        for values in zip(*self.columns.values(), strict=True):
+            yield dict(zip(names, values, strict=True))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Columns) and self.columns == other.columns
+
+    __hash__ = None  # type: ignore[assignment]  # mutable lists inside
+
+    def __repr__(self) -> str:
+        return f"Columns({len(self.columns)} columns x {self.length})"
+
+    def __reduce__(self) -> tuple[type[Columns], tuple[dict[str, MutableSequence[Any]]]]:
+        return Columns, (self.columns,)
+
+    @staticmethod
+    def buffers(
+        columns: Sequence[Column], nullable: Collection[str] = ()
+    ) -> dict[str, MutableSequence[Any]]:
+        """Empty buffers for `columns`: an array for a numeric column not in `nullable` (it
+        must then hold only ints, or floats, never None), a list for every other."""
+        out: dict[str, MutableSequence[Any]] = {}
+        for column in columns:
+            code = _TYPECODES.get(column.type)
+            if code is None or column.name in nullable:
+                out[column.name] = []
+            else:
+                buffer = array(code)
+                out[column.name] = buffer if buffer.itemsize == _ITEMSIZE[column.type] else []
+        return out
+
+    def with_leading(self, constants: Mapping[str, Any]) -> Columns:
+        """The same records with `constants` as their first columns (one value each)."""
+        leading = {name: [value] * self.length for name, value in constants.items()}
+        return Columns({**leading, **self.columns})
 
 
 @dataclass(frozen=True)

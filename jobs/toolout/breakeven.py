@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from jobs.small_sample import small_cell_expr
+from jobs.toolout.tables import by_unit
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import rates_for
 
@@ -32,32 +33,38 @@ def rates(rows: pl.DataFrame, models: Mapping[str, CacheModel]) -> pl.DataFrame:
 
 
 def breakeven_table(
-    decisions: pl.DataFrame, rows: pl.DataFrame, rates_: pl.DataFrame
+    decisions: pl.DataFrame | pl.LazyFrame, rows: pl.DataFrame, rates_: pl.DataFrame
 ) -> pl.DataFrame:
-    new = (
-        decisions.filter(pl.col("new") & (pl.col("shown_tokens") < pl.col("original_tokens")))
-        .join(rows.select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id")
-        .join(rates_, on="config_id")
-        .with_columns(
-            (pl.col("original_tokens") - pl.col("shown_tokens")).alias("removed_tokens"),
+    """One row per (configuration, policy) with new transformations; `decisions` may be a
+    lazy scan, read one unit at a time (tables.by_unit: the medians need a unit's all)."""
+    keys = rows.lazy().select("row_id", "config_id", pl.col("arm").alias("policy"))
+
+    def aggregate(unit: pl.LazyFrame) -> pl.LazyFrame:
+        new = (
+            unit.filter(pl.col("new") & (pl.col("shown_tokens") < pl.col("original_tokens")))
+            .join(keys, on="row_id")
+            .join(rates_.lazy(), on="config_id")
+            .with_columns(
+                (pl.col("original_tokens") - pl.col("shown_tokens")).alias("removed_tokens"),
+            )
+            .with_columns(
+                (pl.col("removed_tokens") / pl.col("rewritten_tokens")).alias("d_over_r"),
+                (
+                    pl.col("premium_ratio") * pl.col("rewritten_tokens") / pl.col("removed_tokens")
+                ).alias("n_star"),
+            )
         )
-        .with_columns(
-            (pl.col("removed_tokens") / pl.col("rewritten_tokens")).alias("d_over_r"),
-            (pl.col("premium_ratio") * pl.col("rewritten_tokens") / pl.col("removed_tokens")).alias(
-                "n_star"
-            ),
+        return (
+            new.group_by("config_id", "policy")
+            .agg(
+                pl.len().alias("transformations"),
+                pl.col("premium_ratio").first(),
+                pl.col("d_over_r").median().alias("median_d_over_r"),
+                pl.col("n_star").median().alias("median_n_star"),
+                pl.col("later_requests").median().alias("median_later_requests"),
+                (pl.col("later_requests") > pl.col("n_star")).mean().alias("share_repaid"),
+            )
+            .with_columns(small_cell_expr("transformations"))
         )
-    )
-    return (
-        new.group_by("config_id", "policy")
-        .agg(
-            pl.len().alias("transformations"),
-            pl.col("premium_ratio").first(),
-            pl.col("d_over_r").median().alias("median_d_over_r"),
-            pl.col("n_star").median().alias("median_n_star"),
-            pl.col("later_requests").median().alias("median_later_requests"),
-            (pl.col("later_requests") > pl.col("n_star")).mean().alias("share_repaid"),
-        )
-        .with_columns(small_cell_expr("transformations"))
-        .sort("config_id", "policy")
-    )
+
+    return by_unit(decisions, rows, aggregate)

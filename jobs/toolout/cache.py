@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import polars as pl
 
+from jobs.toolout.tables import by_unit
 from pipeline.toolout.records import CAUSES
 
 
-def _keyed(frame: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    return frame.join(
-        rows.select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id"
+def _keyed(frame: pl.DataFrame | pl.LazyFrame, rows: pl.DataFrame) -> pl.LazyFrame:
+    return frame.lazy().join(
+        rows.lazy().select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id"
     )
 
 
-def cache_table(turns: pl.DataFrame, sessions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """Hit share, miss causes (tokens and USD) and applications, one row per unit."""
-    per_turn = (
-        _keyed(turns, rows)
-        .group_by("config_id", "policy")
+def _per_turn(keyed: pl.LazyFrame) -> pl.LazyFrame:
+    return (
+        keyed.group_by("config_id", "policy")
         .agg(
             pl.len().alias("requests"),
             pl.col("input_tokens").sum(),
@@ -30,6 +29,14 @@ def cache_table(turns: pl.DataFrame, sessions: pl.DataFrame, rows: pl.DataFrame)
         )
         .with_columns((pl.col("cached_tokens") / pl.col("input_tokens")).alias("cache_hit_share"))
     )
+
+
+def cache_table(
+    turns: pl.DataFrame | pl.LazyFrame, sessions: pl.DataFrame, rows: pl.DataFrame
+) -> pl.DataFrame:
+    """Hit share, miss causes (tokens and USD) and applications, one row per unit; `turns`
+    may be a lazy scan, read one unit at a time (tables.by_unit)."""
+    per_turn = by_unit(turns, rows, lambda unit: _per_turn(_keyed(unit, rows)))
     per_session = (
         _keyed(sessions, rows)
         .group_by("config_id", "policy")
@@ -40,5 +47,6 @@ def cache_table(turns: pl.DataFrame, sessions: pl.DataFrame, rows: pl.DataFrame)
             (pl.col("outputs_compacted") > 0).sum().alias("sessions_transformed"),
             pl.len().alias("sessions"),
         )
+        .collect()
     )
     return per_turn.join(per_session, on=["config_id", "policy"]).sort("config_id", "policy")

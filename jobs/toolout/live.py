@@ -31,15 +31,16 @@ COLUMNS = {
 }
 
 
-def sent_turns(turns: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """Every sent request with its configuration and policy."""
-    keyed = turns.join(
-        rows.select("row_id", "config_id", pl.col("arm").alias("policy")), on="row_id"
-    )
-    return keyed.filter(pl.col("live_sent") & pl.col("reported_prompt_tokens").is_not_null())
+def sent_turns(turns: pl.DataFrame | pl.LazyFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """Every sent request with its configuration and policy (few: the live budget's).
+
+    `turns` may be a lazy scan: it is filtered before anything is collected."""
+    sent = turns.lazy().filter(pl.col("live_sent") & pl.col("reported_prompt_tokens").is_not_null())
+    keys = rows.lazy().select("row_id", "config_id", pl.col("arm").alias("policy"))
+    return sent.join(keys, on="row_id").collect()
 
 
-def live_table(turns: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+def live_table(turns: pl.DataFrame | pl.LazyFrame, rows: pl.DataFrame) -> pl.DataFrame:
     """One row per (configuration, policy) with sent requests; empty for an offline run."""
     sent = sent_turns(turns, rows)
     if sent.height == 0:

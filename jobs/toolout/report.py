@@ -23,7 +23,7 @@ from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N, footnote, marked
 from jobs.toolout.figures import breakeven_curves, live_hits_plot, savings_plot
 from jobs.toolout.inputs import load_cache_models
 from jobs.toolout.live import sent_turns
-from jobs.toolout.tables import final_units, load
+from jobs.toolout.tables import final_units, load, scan_lazy
 from pipeline.store import Layout
 from pipeline.toolout.records import CAUSES
 
@@ -123,7 +123,7 @@ def _live(run_dir: Path, layout: Layout, out: Path, simulated: bool) -> list[str
     if table.height == 0:
         return []
     rows = final_units(load(run_dir, "rows", layout))
-    sent = sent_turns(load(run_dir, "turns", layout), rows)
+    sent = sent_turns(scan_lazy(run_dir, "turns", layout), rows)
     lines = ["## Live replay: predicted against reported cache hits", ""]
     lines += [
         "Each request within the live budget (study.live) was sent with max_tokens=1; the "

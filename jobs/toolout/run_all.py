@@ -8,7 +8,7 @@ from jobs import io
 from jobs.toolout import breakeven, cache, corpus, gate, live, savings
 from jobs.toolout.inputs import load_cache_models
 from jobs.toolout.report import render_report
-from jobs.toolout.tables import final_units, load
+from jobs.toolout.tables import final_units, load, scan_lazy
 from pipeline.config.schema import AnalysisConfig
 from pipeline.store import Layout
 
@@ -20,8 +20,10 @@ def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> Path:
     run_dir = io.require_run_dir(run_dir)
     rows = final_units(load(run_dir, "rows", layout))
     sessions = load(run_dir, "sessions", layout).join(rows.select("row_id"), on="row_id")
-    turns = load(run_dir, "turns", layout).join(rows.select("row_id"), on="row_id")
-    decisions = load(run_dir, "decisions", layout).join(rows.select("row_id"), on="row_id")
+    # per request: scanned lazily and only aggregated (joined to the final rows), never held
+    final = rows.select("row_id").lazy()
+    turns = scan_lazy(run_dir, "turns", layout).join(final, on="row_id")
+    decisions = scan_lazy(run_dir, "decisions", layout).join(final, on="row_id")
     out = io.analysis_dir(run_dir)
     boot = analysis.bootstrap
     pairs = savings.paired(sessions, rows)

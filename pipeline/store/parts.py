@@ -50,6 +50,13 @@ class SchemaMismatch(ValueError):
     """Data handed to the store does not match the table's schema (a bug, not user error)."""
 
 
+# Rows per Parquet row group of a part. A part is sorted by its table's key (row_id first), so
+# a reader filtering on one attempt's row_id skips the other row groups by their statistics
+# (jobs/toolout/tables.by_unit); with pyarrow's default (a million rows) a batch of large
+# attempts was one group, read whole. Small tables are one group either way.
+ROW_GROUP_ROWS = 65_536
+
+
 def part_name(seq: int, ids: Iterable[str]) -> str:
     """The deterministic, unique name of batch ``seq`` holding the records ``ids``."""
     if seq < 0:
@@ -119,7 +126,10 @@ def write_part(
     arrow = conform(table, data, layout)
     target = run_dir / table / f"{part_name}.parquet"
     target.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(target, lambda fh: pq.write_table(arrow, fh, compression="zstd"))
+    _atomic_write(
+        target,
+        lambda fh: pq.write_table(arrow, fh, compression="zstd", row_group_size=ROW_GROUP_ROWS),
+    )
     return target
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from pipeline.config.schema import EndpointConfig
-from pipeline.study import Record, UnitOutcome, UnitResult, UnitSpec
+from pipeline.study import Columns, Record, UnitOutcome, UnitResult, UnitSpec
 from pipeline.sweep.bill import Bill
 
 
@@ -110,8 +110,13 @@ def unit_records(
     if overlap:
         raise ValueError(f"a study's row columns may not include shared columns {overlap}")
     row: Record = {**engine, **result.row}
-    tables = {
-        name: [{**shared, **record} for record in records]
-        for name, records in result.tables.items()
-    }
+    tables = {name: _keyed(records, shared) for name, records in result.tables.items()}
     return UnitRecords(outcome, row, tables, bill, tuple(requests))
+
+
+def _keyed(records: Sequence[Record], shared: Record) -> Sequence[Record]:
+    """`records` with the shared key columns first: two constant columns of a `Columns`
+    (nothing copied per record), a copy of each record otherwise."""
+    if isinstance(records, Columns):
+        return records.with_leading(shared)
+    return [{**shared, **record} for record in records]

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.store.layout import Layout
 from pipeline.store.parts import next_part_seq, part_name, write_batch, write_part
-from pipeline.study import Record
+from pipeline.study import Columns, Record
 from pipeline.sweep.rows import UnitRecords
 
 
@@ -36,8 +38,27 @@ def _max_event_seq(run_dir: Path) -> int:
     return best
 
 
+_TYPECODES = {pa.int32(): "i", pa.int64(): "q", pa.float64(): "d"}
+
+
+def _array(values: Sequence[Any], type_: pa.DataType) -> pa.Array:
+    """A column as Arrow: an `array.array` of the type's width without a copy (its buffer is
+    the values), anything else value by value."""
+    typecode = _TYPECODES.get(type_)
+    if (
+        isinstance(values, array)
+        and values.typecode == typecode
+        and values.itemsize * 8 == type_.bit_width
+    ):
+        return pa.Array.from_buffers(type_, len(values), [None, pa.py_buffer(values)])
+    return pa.array(list(values) if isinstance(values, array) else values, type_)
+
+
 class Sink:
-    """Buffers records; flushes every `max_rows` attempts or `max_age_s` seconds."""
+    """Buffers records; flushes every `max_rows` attempts or `max_age_s` seconds, and as soon
+    as the attempts buffered hold `max_records` table records: a batch of large attempts
+    (corpus-scale replays, hundreds of thousands of records each) that arrive together is
+    written as it comes, not held whole in the driver."""
 
     def __init__(
         self,
@@ -47,6 +68,7 @@ class Sink:
         *,
         max_rows: int = 1000,
         max_age_s: float = 2.0,
+        max_records: int = 250_000,
         clock: Callable[[], float] = time.monotonic,
         on_commit: Callable[[list[Record]], None] | None = None,
         on_requests: Callable[[list[Record]], None] | None = None,
@@ -55,12 +77,16 @@ class Sink:
         self.run_id = run_id
         self.max_rows = max_rows
         self.max_age_s = max_age_s
+        self.max_records = max_records
+        self.buffered_records = 0
         self.clock = clock
         self.layout = layout
         self.seq = next_part_seq(run_dir, layout)
         self.event_seq = _max_event_seq(run_dir) + 1
         self.rows: list[Record] = []
-        self.children: dict[str, list[Record]] = {name: [] for name in layout.children}
+        # per table, the batch's records: a `Columns` chunk per unit that sent one, records
+        # of the others in lists (pipeline.study.Columns)
+        self.children: dict[str, list[Sequence[Record]]] = {name: [] for name in layout.children}
         # told every committed rows part's records, in commit order (the session's row view)
         self.on_commit = on_commit
         self.on_requests = on_requests  # told every committed requests part's records
@@ -75,7 +101,16 @@ class Sink:
             return
         self.rows.append(records.row)
         for name, table in records.tables.items():
-            self.children[name].extend(table)
+            self.buffered_records += len(table)
+            chunks = self.children.setdefault(name, [])
+            if isinstance(table, Columns):
+                chunks.append(table)
+            elif chunks and not isinstance(chunks[-1], Columns):
+                chunks[-1].extend(table)  # type: ignore[attr-defined]
+            else:
+                chunks.append(list(table))
+        if self.buffered_records >= self.max_records:
+            self.flush()
 
     def event(
         self, kind: str, *, config_id: str | None = None, row_id: str | None = None, **detail: Any
@@ -101,6 +136,27 @@ class Sink:
         ):
             self.flush()
 
+    def _arrow(self, table: str, chunks: list[Sequence[Record]]) -> pa.Table | list[Record]:
+        """A table's chunks as one Arrow table (columns taken as they are), or the records
+        as they came when no unit sent columns (the store conforms either)."""
+        if not any(isinstance(c, Columns) for c in chunks):
+            return [r for chunk in chunks for r in chunk]
+        schema = self.layout.schema(table)
+        parts = []
+        for chunk in chunks:
+            if isinstance(chunk, Columns):
+                columns = chunk.columns
+                if set(columns) != set(schema.names):
+                    return [r for c in chunks for r in c]  # the store names the mismatch
+                try:
+                    arrays = {n: _array(columns[n], schema.field(n).type) for n in schema.names}
+                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+                    return [r for c in chunks for r in c]  # the store names the bad value
+                parts.append(pa.table(arrays))
+            elif chunk:
+                parts.append(pa.Table.from_pylist(list(chunk), schema=schema))
+        return pa.concat_tables(parts) if parts else []
+
     def flush(self) -> None:
         if self.requests:
             ids = [f"{r['row_id']}#{r['session']}#{r['position']}" for r in self.requests]
@@ -116,7 +172,7 @@ class Sink:
                 self.run_dir,
                 part_name=name,
                 rows=self.rows,
-                children=self.children,
+                children={name: self._arrow(name, c) for name, c in self.children.items()},
                 layout=self.layout,
             )
             self.seq += 1
@@ -125,6 +181,7 @@ class Sink:
                 self.on_commit(self.rows)
             self.rows = []
             self.children = {table: [] for table in self.layout.children}
+            self.buffered_records = 0
         if self.events:
             name = part_name(self.seq, [str(e["seq"]) for e in self.events])
             write_part(self.run_dir, "events", self.events, part_name=name, layout=self.layout)

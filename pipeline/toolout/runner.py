@@ -24,12 +24,12 @@ Decisions the seed leaves open:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableSequence, Sequence
 from typing import Any
 
 from pipeline.chat.errors import EndpointError
 from pipeline.chat.messages import ChatClient
-from pipeline.study import Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
+from pipeline.study import Columns, Record, UnitContext, UnitOutcome, UnitResult, UnitSpec
 from pipeline.study_validity import endpoint_failure
 from pipeline.toolout.accounting import (
     CacheBlock,
@@ -42,28 +42,43 @@ from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.economics import (
     Candidate,
     GateDecision,
+    GateInputs,
     final,
     preflight,
     rates_for,
     regret,
 )
+from pipeline.toolout.economics import gate as gate_check
 from pipeline.toolout.live import LiveBudget, LiveTurn, choose_transcripts, send_live, within_budget
 from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.oracle import Schedule, ScheduledPolicy, oracle_schedule
 from pipeline.toolout.policies import ModelSummaries, OutputView, build_policy
 from pipeline.toolout.policies.base import Policy, utf8_len
-from pipeline.toolout.records import CAUSES, ROW_COLUMNS
+from pipeline.toolout.records import CAUSES, DECISIONS, ROW_COLUMNS, TURNS
 from pipeline.toolout.replay import Position, ReplayedRequest, replay
 from pipeline.toolout.summaries import SummaryBook, fetch
 from pipeline.toolout.tokens import estimate_tokens
 from pipeline.toolout.transcript import Corpus, Transcript
 
+# columns that hold None (offline, or where the gate was not asked): lists; the others are
+# compact arrays (pipeline.study.Columns.buffers)
+TURNS_NULLABLE = frozenset(
+    {
+        "reported_prompt_tokens",
+        "reported_cached_tokens",
+        "reported_cache_write_tokens",
+        "reported_cache_discount_usd",
+        "latency_s",
+    }
+)
+DECISIONS_NULLABLE = frozenset(c.name for c in DECISIONS.columns if c.name.startswith("gate_"))
 DEFAULT_EXPECTED_APPLICATIONS = 6.0  # the seed's compactor setting
 LARGE_OUTPUT_BYTES = 2000  # the forced-exact floor: smaller outputs are never compacted
 
 
 GateKey = tuple[int, str]  # (request index, stage): one batch per request and stage
 MAX_BATCH_PASSES = 4  # replays until each request's batch is the one it was gated with
+_Summary = tuple[int, tuple[tuple[int, int], ...], int]  # GateLog._summary
 
 
 class GateLog:
@@ -74,7 +89,7 @@ class GateLog:
     them (economics.batch). The policy asks about one output at a time, so the batch of a
     request is learnt from a replay and the transcript replayed with it (`known`) until every
     request is gated with exactly the candidates that reach the gate (`converged`). Each
-    candidate's decision is its batch's; `batches` records which outputs went together.
+    candidate's decision is its batch's; `batch_sizes` records how many outputs went together.
     """
 
     def __init__(
@@ -95,39 +110,101 @@ class GateLog:
         self.known: Mapping[GateKey, Mapping[int, Candidate]] = known or {}
         self.seen: dict[GateKey, dict[int, Candidate]] = {}
         self.decisions: dict[tuple[int, int], tuple[GateDecision, int]] = {}
-        self.batches: dict[tuple[int, int], tuple[int, ...]] = {}  # (output, request) -> batch
+        # (output, request) -> how many outputs its batch held
+        self.batch_sizes: dict[tuple[int, int], int] = {}
+        self._summaries: dict[GateKey, _Summary | None] = {}
 
     def __call__(self, view: OutputView, candidate_bytes: int) -> tuple[bool, str]:
         """The preflight at 0 candidate bytes, the final check at the summary's size."""
+        original = estimate_tokens(view.content)
         candidate = Candidate(
             position_tokens=self.where.position_tokens,
-            original_tokens=estimate_tokens(view.content),
-            compacted_tokens=min(-(-candidate_bytes // 4), estimate_tokens(view.content)),
+            original_tokens=original,
+            compacted_tokens=min(-(-candidate_bytes // 4), original),
         )
         stage = "preflight" if candidate_bytes == 0 else "final"
         key: GateKey = (view.request_index, stage)
         self.seen.setdefault(key, {})[view.output_index] = candidate
-        together = dict(self.known.get(key, {}))
-        together[view.output_index] = candidate  # a first pass knows only this one
-        members = sorted(together)
+        known = self.known.get(key, {})
         w, c, prefix = self.write_rate, self.read_rate, self.where.cached_prefix_tokens
-        chosen = [together[o] for o in members]
-        if stage == "preflight":
-            decision = preflight(chosen, prefix, future_requests=self.n, write_rate=w, read_rate=c)
+        summary = self._summary(key, known) if stage == "preflight" else None
+        if summary is not None and candidate.position_tokens >= 0:
+            decision, size = self._preflight(summary, known, view.output_index, candidate)
         else:
-            cost = sum(self.summary_cost(o) for o in members)
-            decision = final(
-                chosen,
-                prefix,
-                future_requests=self.n,
-                write_rate=w,
-                read_rate=c,
-                summariser_usd=cost,
-            )
+            together = dict(known)
+            together[view.output_index] = candidate  # a first pass knows only this one
+            members = sorted(together)
+            size = len(members)
+            chosen = [together[o] for o in members]
+            if stage == "preflight":
+                decision = preflight(
+                    chosen, prefix, future_requests=self.n, write_rate=w, read_rate=c
+                )
+            else:
+                cost = sum(self.summary_cost(o) for o in members)
+                decision = final(
+                    chosen,
+                    prefix,
+                    future_requests=self.n,
+                    write_rate=w,
+                    read_rate=c,
+                    summariser_usd=cost,
+                )
         at = (view.output_index, view.request_index)
         self.decisions[at] = (decision, self.where.later_requests)
-        self.batches[at] = tuple(members)
+        self.batch_sizes[at] = size
         return decision.approved, decision.reason
+
+    def _preflight(
+        self,
+        summary: _Summary,
+        known: Mapping[int, Candidate],
+        output: int,
+        candidate: Candidate,
+    ) -> tuple[GateDecision, int]:
+        """`economics.preflight` of the request's known batch with `candidate` in it, in O(1).
+
+        The policy asks about every visible output of a request, each against the same known
+        batch, so rebuilding the batch per question is quadratic in the outputs of a request.
+        The preflight needs only the batch's summed original tokens and its earliest
+        position: both are kept per request (`_summary`), with the two earliest positions so
+        that the one being asked about can be left out. Ints only, so the sums are exact and
+        the decision is the one `preflight` gives (tests/toolout/test_decisions_gate.py).
+        """
+        total, earliest, size = summary
+        mine = known.get(output)
+        if mine is not None:
+            total -= mine.original_tokens
+            size -= 1
+        start = candidate.position_tokens
+        for position, o in earliest:
+            if o != output:
+                start = min(start, position)
+                break
+        rewritten = max(0, self.where.cached_prefix_tokens - start)
+        inputs = GateInputs(
+            future_requests=self.n,
+            rewritten_tokens=rewritten,
+            write_rate=self.write_rate,
+            read_rate=self.read_rate,
+            removed_tokens_per_request=total + candidate.original_tokens,
+            summariser_usd=0.0,
+            stage="preflight",
+        )
+        return gate_check(inputs), size + 1
+
+    def _summary(self, key: GateKey, known: Mapping[int, Candidate]) -> _Summary | None:
+        """(summed original tokens, the two earliest (position, output), size) of a known
+        batch; None where `preflight` itself must judge (a reuse, or a position outside the
+        prompt, which it refuses)."""
+        if key not in self._summaries:
+            summary: _Summary | None = None
+            if not any(c.position_tokens < 0 or c.cached for c in known.values()):
+                total = sum(c.original_tokens for c in known.values())
+                earliest = tuple(sorted((c.position_tokens, o) for o, c in known.items())[:2])
+                summary = (total, earliest, len(known))
+            self._summaries[key] = summary
+        return self._summaries[key]
 
     @property
     def converged(self) -> bool:
@@ -241,9 +318,10 @@ class ToolOutRunner:
         return UnitResult(outcome, {c.name: None for c in ROW_COLUMNS})
 
     async def _run(self, spec: UnitSpec, client: ChatClient, context: UnitContext) -> UnitResult:
-        turns: list[Record] = []
+        # turns and decisions by column (pipeline.study.Columns): one list per column
+        turns = Columns.buffers(TURNS.columns, TURNS_NULLABLE)
         sessions: list[Record] = []
-        decisions: list[Record] = []
+        decisions = Columns.buffers(DECISIONS.columns, DECISIONS_NULLABLE)
         summaries = 0
         chosen: Corpus = self.transcripts if self.live is None else self.live_transcripts()
         replayed = 0
@@ -259,8 +337,8 @@ class ToolOutRunner:
                 salt = hashlib.sha256(f"{spec.row_id}|{transcript.id}".encode()).hexdigest()[:12]
                 live_turns = await send_live(client, requests, seed=context.seed, salt=salt)
             cost = self._price(requests)
-            turns += _turns(transcript, requests, cost, live_turns)
-            decisions += _decisions(transcript, requests, gate)
+            _turns(turns, transcript, requests, cost, live_turns)
+            _decisions(decisions, transcript, requests, gate)
             sessions.append(_session(transcript, requests, cost))
         live = self.live is not None
         row = {
@@ -268,10 +346,10 @@ class ToolOutRunner:
             "corpus_sha256": self.corpus_sha256,
             "transcripts": replayed,
             "transcripts_skipped": self.skipped,
-            "replayed_requests": len(turns),
-            "input_tokens": sum(t["input_tokens"] for t in turns),
-            "replay_cached_tokens": sum(t["cached_tokens"] for t in turns),
-            "replay_cost_usd": sum(t["cost_usd"] for t in turns),
+            "replayed_requests": len(turns["input_tokens"]),
+            "input_tokens": sum(turns["input_tokens"]),
+            "replay_cached_tokens": sum(turns["cached_tokens"]),
+            "replay_cost_usd": sum(turns["cost_usd"]),
             "bytes_removed": sum(s["bytes_removed"] for s in sessions),
             "applications_new": sum(s["applications_new"] for s in sessions),
             "applications_reused": sum(s["applications_reused"] for s in sessions),
@@ -280,9 +358,7 @@ class ToolOutRunner:
             "reported_cached_tokens": _reported_sum(turns, "reported_cached_tokens", live),
             "summaries_requested": summaries if live else None,
         }
-        tables = {"turns": turns, "sessions": sessions, "decisions": decisions}
-        for t in turns:  # the money spent is the engine's bill (the request boundary)
-            t.pop("reported_cost_usd")
+        tables = {"turns": Columns(turns), "sessions": sessions, "decisions": Columns(decisions)}
         return UnitResult(UnitOutcome(valid=True), row, tables)
 
     def _replay(
@@ -332,55 +408,60 @@ class ToolOutRunner:
             )
 
 
-def _reported_sum(turns: Sequence[Record], column: str, live: bool) -> int | None:
+def _reported_sum(turns: Mapping[str, MutableSequence[Any]], column: str, live: bool) -> int | None:
     if not live:
         return None
-    values = [t[column] for t in turns if t[column] is not None]
+    values = [v for v in turns[column] if v is not None]
     return sum(values) if values else None
 
 
 def _turns(
+    columns: dict[str, MutableSequence[Any]],
     transcript: Transcript,
     requests: Sequence[ReplayedRequest],
     cost: SessionCost,
     live: Sequence[LiveTurn] | None,
-) -> list[Record]:
-    records = []
+) -> None:
+    """Appends one turn per request to `columns` (the turns table by column).
+
+    The money spent on a live request is the engine's bill (the request boundary), not here."""
+    n = len(requests)
+    if len(cost.requests) != n:
+        raise ValueError(f"{transcript.id}: {n} requests but {len(cost.requests)} priced")
     sent = {t.request_index: t for t in live or ()}
-    for request, priced in zip(requests, cost.requests, strict=True):
-        misses = dict(priced.misses.items())
-        reported = sent.get(request.index)
-        usage = reported.usage if reported is not None else None
-        records.append(
-            {
-                "transcript_id": transcript.id,
-                "corpus": transcript.corpus,
-                "request_index": request.index,
-                "time_s": priced.time_s,
-                "time_assumed": priced.time_assumed,
-                "input_bytes": request.input_bytes,
-                "input_tokens": priced.input_tokens,
-                "cached_tokens": priced.cached_tokens,
-                "written_tokens": priced.written_tokens,
-                "uncached_tokens": priced.uncached_tokens,
-                "output_tokens": priced.output_tokens,
-                "cost_usd": priced.cost_usd,
-                **{f"miss_{c}_tokens": misses[c].tokens for c in CAUSES},  # type: ignore[index]
-                **{f"miss_{c}_usd": misses[c].usd for c in CAUSES},  # type: ignore[index]
-                "outputs_visible": request.outputs_visible,
-                "outputs_changed": request.outputs_changed,
-                "outputs_new": request.outputs_new,
-                "outputs_reused": request.outputs_reused,
-                "live_sent": reported is not None,
-                "reported_prompt_tokens": usage.prompt_tokens if usage else None,
-                "reported_cached_tokens": usage.cached_tokens if usage else None,
-                "reported_cache_write_tokens": usage.cache_write_tokens if usage else None,
-                "reported_cache_discount_usd": reported.cache_discount_usd if reported else None,
-                "latency_s": reported.latency_s if reported else None,
-                "reported_cost_usd": reported.cost_usd if reported else 0.0,  # the row's spend
-            }
-        )
-    return records
+    reported = [sent.get(r.index) for r in requests]
+    usages = [t.usage if t is not None else None for t in reported]
+    priced = cost.requests
+    columns["transcript_id"] += [transcript.id] * n
+    columns["corpus"] += [transcript.corpus] * n
+    columns["request_index"].extend([r.index for r in requests])
+    columns["time_s"].extend([p.time_s for p in priced])
+    columns["time_assumed"].extend([p.time_assumed for p in priced])
+    columns["input_bytes"].extend([r.input_bytes for r in requests])
+    columns["input_tokens"].extend([p.input_tokens for p in priced])
+    columns["cached_tokens"].extend([p.cached_tokens for p in priced])
+    columns["written_tokens"].extend([p.written_tokens for p in priced])
+    columns["uncached_tokens"].extend([p.uncached_tokens for p in priced])
+    columns["output_tokens"].extend([p.output_tokens for p in priced])
+    columns["cost_usd"].extend([p.cost_usd for p in priced])
+    misses = [dict(p.misses.items()) for p in priced]
+    for c in CAUSES:
+        columns[f"miss_{c}_tokens"].extend([m[c].tokens for m in misses])  # type: ignore[index]
+        columns[f"miss_{c}_usd"].extend([m[c].usd for m in misses])  # type: ignore[index]
+    columns["outputs_visible"].extend([r.outputs_visible for r in requests])
+    columns["outputs_changed"].extend([r.outputs_changed for r in requests])
+    columns["outputs_new"].extend([r.outputs_new for r in requests])
+    columns["outputs_reused"].extend([r.outputs_reused for r in requests])
+    columns["live_sent"].extend([t is not None for t in reported])
+    columns["reported_prompt_tokens"].extend([u.prompt_tokens if u else None for u in usages])
+    columns["reported_cached_tokens"].extend([u.cached_tokens if u else None for u in usages])
+    columns["reported_cache_write_tokens"].extend(
+        [u.cache_write_tokens if u else None for u in usages]
+    )
+    columns["reported_cache_discount_usd"].extend(
+        [t.cache_discount_usd if t else None for t in reported]
+    )
+    columns["latency_s"].extend([t.latency_s if t else None for t in reported])
 
 
 def _session(
@@ -418,11 +499,15 @@ def estimate_tokens_of(n_bytes: int) -> int:
 
 
 def _decisions(
-    transcript: Transcript, requests: Sequence[ReplayedRequest], gate: GateLog
-) -> list[Record]:
-    """One record per request on which an output's shown text differs from the request before
-    (its first exposure included), or on which the economic gate was asked about it."""
-    records = []
+    columns: dict[str, MutableSequence[Any]],
+    transcript: Transcript,
+    requests: Sequence[ReplayedRequest],
+    gate: GateLog,
+) -> None:
+    """Appends to `columns` one decision per request on which an output's shown text differs
+    from the request before (its first exposure included), or on which the economic gate was
+    asked about it."""
+    append = [(columns[c.name].append, c.name) for c in DECISIONS.columns]
     shown: dict[int, str] = {}
     for request in requests:
         cached_prefix = requests[request.index - 1].input_tokens if request.index else 0
@@ -470,7 +555,7 @@ def _decisions(
                     gate_net_usd=decision.net_usd,
                     gate_would_flip=hindsight.would_flip,
                     gate_regret_usd=hindsight.regret_usd,
-                    gate_batch_outputs=len(gate.batches[(a.output_index, request.index)]),
+                    gate_batch_outputs=gate.batch_sizes[(a.output_index, request.index)],
                 )
-            records.append(record)
-    return records
+            for add, name in append:
+                add(record[name])
