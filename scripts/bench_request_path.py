@@ -111,7 +111,7 @@ async def _units(core: object, specs: list[object], concurrency: int) -> list[ob
 
 
 def child(
-    url: str, units: int, concurrency: int, cache: bool, tmp: Path, toggle: Path | None
+    url: str, units: int, concurrency: int, cache: bool, tmp: Path, *, toggle: Path | None
 ) -> dict[str, float]:
     """Run `units` units through one worker core and commit them; report requests and CPU."""
     import ctypes
@@ -198,7 +198,7 @@ def _env(tree: Path) -> dict[str, str]:
 
 
 def _child_cmd(
-    v: Variant, url: str, units: int, concurrency: int, tmp: Path, toggle: Path | None = None
+    v: Variant, url: str, units: int, concurrency: int, tmp: Path, *, toggle: Path | None = None
 ) -> list[str]:
     extra = ["--toggle", str(toggle)] if toggle is not None else []
     return [
@@ -249,7 +249,7 @@ def callgrind(v: Variant, url: str, units: int, concurrency: int) -> Counted:
             "--tool=callgrind",
             "--instr-atstart=no",
             f"--callgrind-out-file={out}",
-            *_child_cmd(v, url, units, concurrency, Path(tmp), toggle),
+            *_child_cmd(v, url, units, concurrency, Path(tmp), toggle=toggle),
         ]
         figures = _run_child(cmd, v.tree)
         parts = _total(Path(f"{out}.1")), _total(Path(f"{out}.2")), _total(out)
@@ -277,7 +277,9 @@ def main() -> int:
     parser.add_argument("--no-callgrind", action="store_true")
     args = parser.parse_args()
     if args.child:
-        figures = child(args.child, args.units, args.concurrency, args.cache, args.tmp, args.toggle)
+        figures = child(
+            args.child, args.units, args.concurrency, args.cache, args.tmp, toggle=args.toggle
+        )
         print(json.dumps(figures))
         return 0
 
