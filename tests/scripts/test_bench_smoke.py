@@ -74,3 +74,14 @@ def test_llama_server_benchmark_prints_speeds_and_the_parallel_ratio() -> None:
     lines = _run_script("bench_llama_server.py", args)
     assert re.search(r"prompt \d+ tokens at \d+ tok/s, generation \d+\.\d tok/s", lines[-2])
     assert re.search(r"parallel_speedup=\d+\.\d+$", lines[-1]), lines[-5:]
+
+
+@pytest.mark.slow
+def test_request_path_benchmark_counts_instructions_and_cpu_against_a_base_tree() -> None:
+    # this checkout as its own base: the smoke test needs a tree, not an older commit
+    args = ["--base-tree", str(REPO), "--units", "3", "--native-rounds", "1"]
+    lines = _run_script("bench_request_path.py", [*args, "--native-units", "4"])
+    assert any(re.fullmatch(r"ratio_cache_on_vs_base=\d+\.\d+", line) for line in lines), lines
+    counted = [line for line in lines if line.startswith("callgrind base: 12 requests")]
+    assert counted and "instructions per request" in counted[0], lines
+    assert re.fullmatch(r"native_ratio_cache_off_vs_base=\d+\.\d+", lines[-1]), lines[-5:]
