@@ -141,6 +141,8 @@ def child(
         return UnitSpec("bench", ep.config_id, ep.model, "f", arm, 0, n // len(ARMS), 0)
 
     async def go() -> dict[str, float]:
+        # warm-up units have negative repeats: keys of their own, so the measured units miss
+        # the cache as a sweep's first session does (each a lookup, a send and an append)
         await _units(core, [spec(-1 - n) for n in range(WARM_UNITS)], concurrency)
         gc.collect()
         gc.freeze()
