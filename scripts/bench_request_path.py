@@ -46,6 +46,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -285,6 +286,8 @@ def main() -> int:
         print(json.dumps(figures))
         return 0
 
+    if not args.no_callgrind and shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed: apt-get install valgrind, or --no-callgrind")
     variants = [Variant("cache on", REPO, True), Variant("cache off", REPO, False)]
     if args.base_tree is not None:
         variants.insert(0, Variant("base", args.base_tree.resolve(), False))
