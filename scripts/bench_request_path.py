@@ -56,6 +56,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parent))  # _bench_common
+
+from _bench_common import sweep_overrides  # noqa: E402 - after the path it needs
+
 REPO = HERE.parent.parent
 ARMS = ("j", "q", "m", "x")
 WARM_UNITS = 2
@@ -81,15 +85,7 @@ def build_toggle(tmp: Path) -> Path:
 
 
 def _overrides(out_dir: Path) -> list[str]:
-    return [
-        "+panel=sim",
-        "scenario=small",
-        "progress=false",
-        f"out_dir={out_dir}",
-        "sim.configs=1",
-        "sim.latency_s=0",
-        f"arms=[{','.join(ARMS)}]",
-    ]
+    return [*sweep_overrides(out_dir, configs=1, latency_s=0), f"arms=[{','.join(ARMS)}]"]
 
 
 # --- the child: one variant's worker, run by that variant's code ---------------------------
