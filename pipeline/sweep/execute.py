@@ -285,6 +285,7 @@ def _execute_claimed(
     for line in p.study.inputs.warnings:
         print(f"warning: {line}", file=sys.stderr, flush=True)
     started_ray = not ray.is_initialized()
+    mark_session(p)
     fatal: str | None = None
     sim_models = []
     if p.simulated:
@@ -326,6 +327,17 @@ def _execute_claimed(
     return _ending(p, session, fatal, stop, report)
 
 
+def mark_session(p: Prepared) -> None:
+    """Record this session's marker before anything is spawned, so a resume finds every
+    process a hard-killed driver left: Ray's, and the llama-servers, which start first and
+    run in their own sessions (pipeline/sweep/orphans.py; server_environment passes it on)."""
+    if p.cfg.ray.address != "local":
+        return
+    temp_dir = ray_temp_dir(p.run_dir)
+    record_session(p.run_dir, temp_dir)
+    os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process and local server
+
+
 def _run_session(
     p: Prepared,
     session: RunSession,
@@ -349,11 +361,7 @@ def _run_session(
     started = servers.describe()
     if started:  # the local servers this session runs on: build, argv, props, differences
         session.update_extra(local_servers=started)
-    temp_dir = None
-    if p.cfg.ray.address == "local":  # recorded before start-up: a kill can land there
-        temp_dir = ray_temp_dir(p.run_dir)
-        record_session(p.run_dir, temp_dir)
-        os.environ[MARKER_VAR] = temp_dir  # inherited by every Ray process
+    temp_dir = ray_temp_dir(p.run_dir) if p.cfg.ray.address == "local" else None
     init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir, dashboard=p.cfg.ray.dashboard)
     stop.install()  # Ray's init replaced the SIGTERM handler with its own exit
     if budget_set(p.cfg.budget):  # one ledger for every worker, from what the run spent

@@ -142,3 +142,32 @@ def test_joining_a_cluster_is_left_as_ray_does_it(recorded_init: _RecordingInit)
         "address": "auto",
     }
     assert recorded_init.auth_level_during != logging.ERROR
+
+
+def test_resume_stops_a_local_server_that_a_killed_driver_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A llama-server runs in its own session, so it outlives a SIGKILLed driver; it carries
+    the run's marker (set before any server starts), and the resume's sweep stops it."""
+    import os
+    import subprocess
+
+    from pipeline.endpoints.local import server_environment
+    from pipeline.sweep.orphans import MARKER_VAR, ray_temp_dir, record_session
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    temp_dir = ray_temp_dir(run_dir)
+    record_session(run_dir, temp_dir)
+    monkeypatch.setenv(MARKER_VAR, temp_dir)
+    server = subprocess.Popen(
+        ["sleep", "60"], env=server_environment("key"), start_new_session=True
+    )
+    try:
+        stopped = stop_orphans(run_dir)
+        assert server.pid in stopped
+        assert server.wait(timeout=5) == -signal.SIGKILL
+    finally:
+        if server.poll() is None:
+            os.kill(server.pid, signal.SIGKILL)
+            server.wait()

@@ -231,3 +231,41 @@ def test_a_fatal_server_stops_the_sweep_failed_with_exit_4_and_its_line(
     counts = manifest["counts"]
     assert isinstance(counts, dict)
     assert counts["not_run"].get("failed", 0) > 0  # it stopped before the end
+
+
+# Runs the CLI with EndpointServers replaced by one that fails to start, naming the orphan
+# marker the environment held when the servers were started (llama-servers inherit it).
+MARKER_RUNNER = """
+import os, sys
+from pipeline.sweep import execute
+from pipeline.sweep.orphans import MARKER_VAR
+from pipeline.usererror import UserError
+
+class MarkedServers:
+    def __init__(self, *args, **kwargs):
+        raise UserError(f"servers started with marker {os.environ.get(MARKER_VAR)}")
+
+execute.EndpointServers = MarkedServers
+from pipeline.cli import main
+sys.exit(main(["sweep", *sys.argv[1:]]))
+"""
+
+
+def test_servers_start_with_the_runs_orphan_marker_so_a_resume_can_stop_them(
+    harness: SweepHarness, tmp_path: Path
+) -> None:
+    from pipeline.sweep.orphans import ray_temp_dir
+
+    command = [sys.executable, "-c", MARKER_RUNNER, "progress=false", *SLOW_SIM]
+    command += [f"out_dir={tmp_path}"]
+    env = {k: v for k, v in harness.env.items() if k != "FOLDSWEEP_RAY_TEMP_DIR"}
+    done = subprocess.run(
+        command, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
+        start_new_session=True, check=False,
+    )  # fmt: skip
+    harness.reap(grace_s=10.0)
+    run_dir = Path(done.stdout.strip())
+    marker = Path(ray_temp_dir(run_dir)).name  # under the harness's own TMPDIR
+    [line] = error_lines(done.stderr)
+    assert line.startswith("error: servers started with marker /"), line
+    assert line.endswith(f"/{marker}"), line
