@@ -294,7 +294,8 @@ def prepare_run_dir(p: Prepared) -> Prepared:
     if p.resuming:
         orphans = stop_orphans(p.run_dir)
         if orphans:
-            print(f"resume: stopped {len(orphans)} orphaned Ray process(es)", file=sys.stderr)
+            stopped = f"resume: stopped {len(orphans)} orphaned process(es) of an earlier session"
+            print(f"{stopped} (Ray, local servers)", file=sys.stderr)
         removed = clean_temporaries(p.run_dir, p.layout) + clean_uncommitted(p.run_dir, p.layout)
         if removed:
             print(f"resume: removed {len(removed)} uncommitted file(s)", file=sys.stderr)
