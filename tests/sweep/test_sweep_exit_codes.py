@@ -205,21 +205,27 @@ sys.exit(main(["sweep", *sys.argv[1:]]))
 """
 
 
-def test_a_fatal_server_stops_the_sweep_failed_with_exit_4_and_its_line(
-    harness: SweepHarness, tmp_path: Path
-) -> None:
-    command = [sys.executable, "-c", FATAL_RUNNER, "progress=false", *SLOW_SIM]
-    command += ["repeats=8", "sim.concurrency=1", f"out_dir={tmp_path}"]  # 2 in flight each
-    done = subprocess.run(
-        command,
+def run_patched_cli(
+    runner: str, args: list[str], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`sweep` on the slow sim panel, through a runner script that patches the engine first."""
+    return subprocess.run(
+        [sys.executable, "-c", runner, "progress=false", *SLOW_SIM, *args],
         cwd=PROJECT,
-        env=harness.env,
+        env=env,
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
         start_new_session=True,
         check=False,
     )
+
+
+def test_a_fatal_server_stops_the_sweep_failed_with_exit_4_and_its_line(
+    harness: SweepHarness, tmp_path: Path
+) -> None:
+    args = ["repeats=8", "sim.concurrency=1", f"out_dir={tmp_path}"]  # 2 in flight each
+    done = run_patched_cli(FATAL_RUNNER, args, harness.env)
     harness.reap(grace_s=10.0)
     assert done.returncode == 4, done.stderr[-3000:]
     assert error_lines(done.stderr) == [f"error: {FATAL_LINE}"]
@@ -256,13 +262,8 @@ def test_servers_start_with_the_runs_orphan_marker_so_a_resume_can_stop_them(
 ) -> None:
     from pipeline.sweep.orphans import ray_temp_dir
 
-    command = [sys.executable, "-c", MARKER_RUNNER, "progress=false", *SLOW_SIM]
-    command += [f"out_dir={tmp_path}"]
     env = {k: v for k, v in harness.env.items() if k != "FOLDSWEEP_RAY_TEMP_DIR"}
-    done = subprocess.run(
-        command, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-        start_new_session=True, check=False,
-    )  # fmt: skip
+    done = run_patched_cli(MARKER_RUNNER, [f"out_dir={tmp_path}"], env)
     harness.reap(grace_s=10.0)
     run_dir = Path(done.stdout.strip())
     marker = Path(ray_temp_dir(run_dir)).name  # under the harness's own TMPDIR
