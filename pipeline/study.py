@@ -275,6 +275,14 @@ class Study(Protocol):
 
     def probe_plan(self) -> ProbePlan: ...
 
+    def execution_groups(self, endpoints: Sequence[EndpointConfig]) -> int:
+        """How many execution groups each (configuration, arm, repeat) is planned in, on a
+        panel of `endpoints`: 1 unless a study splits its work into smaller units (the
+        tool-output study's offline replay: shards of the corpus, so a unit's memory is
+        bounded by its shard, not by the corpus). A unit's runner reads its share from
+        `spec.execution_group`; the groups are consecutive from the config's own."""
+        ...
+
     @property
     def order_matters(self) -> bool:
         """Whether the order units run in can change their results (carrier: carryover).
@@ -300,6 +308,13 @@ class Study(Protocol):
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
         """One simulated model per (config_id, served model) for `+panel=sim`."""
         ...
+
+
+class OneGroup:
+    """`Study.execution_groups` for a study whose units never split: one group per sweep."""
+
+    def execution_groups(self, endpoints: Sequence[EndpointConfig]) -> int:
+        return 1
 
 
 @runtime_checkable

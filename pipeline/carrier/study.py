@@ -21,7 +21,7 @@ from pipeline.carrier.runner import CarrierRunner, row_context
 from pipeline.carrier.sim_model import carrier_sim_models
 from pipeline.config.schema import EndpointConfig
 from pipeline.simulated import SimBehaviour
-from pipeline.study import ProbePlan, ProgressLabels, StudyInputs, UnitResult, UnitSpec
+from pipeline.study import OneGroup, ProbePlan, ProgressLabels, StudyInputs, UnitResult, UnitSpec
 
 FIXTURE_FILE = "fixture.json"
 CONTEXT_SLACK_TOKENS = 1024  # system prompt, schema text and message framing
@@ -35,7 +35,7 @@ def context_tokens_needed(fixture: Fixture, arms: Mapping[str, Arm]) -> int:
 
 
 @dataclass(frozen=True)
-class CarrierStudy:
+class CarrierStudy(OneGroup):
     """The configured carrier study: its config and the fixture bytes every unit folds."""
 
     config: CarrierConfig

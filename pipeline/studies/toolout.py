@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from pipeline.toolout.config import ToolOutConfig, toolout_config
 from pipeline.toolout.importers import detect, import_file, within_output_cap
 from pipeline.toolout.policies import build_policy
 from pipeline.toolout.records import ROW_COLUMNS, TABLES
+from pipeline.toolout.shards import plan_shards
 from pipeline.toolout.study import Skipped, ToolOutStudy
 from pipeline.toolout.transcript import Transcript, TranscriptError
 from pipeline.user_files import MB, UnreadableFile, read_bounded
@@ -99,6 +100,7 @@ class CorpusFile:
     corpus: str | None  # None: detected from the source
     sha256: str
     transcripts: int
+    requests: tuple[int, ...] = ()  # each transcript's requests, for the shards (shards.py)
 
 
 class CorpusChangedError(UserError):
@@ -118,12 +120,18 @@ class CorpusFiles:
     files: tuple[CorpusFile, ...]
     max_file_bytes: int = 64 * MB  # study.max_file_mb: the same bounds on every read
     max_output_bytes: int = 8 * MB  # study.max_output_mb
+    skip: int = 0  # transcripts of the first file before this slice (`between`)
+    limit: int | None = None  # transcripts in this slice; None: to the end
 
     def __len__(self) -> int:
-        return sum(f.transcripts for f in self.files)
+        rest = sum(f.transcripts for f in self.files) - self.skip
+        return rest if self.limit is None else min(rest, self.limit)
 
     def __iter__(self) -> Iterator[Transcript]:
+        skip, left = self.skip, len(self)
         for f in self.files:
+            if left <= 0:
+                return
             data = _read_transcript_file(Path(f.path), self.max_file_bytes, None)
             if hashlib.sha256(data).hexdigest() != f.sha256:
                 raise CorpusChangedError(
@@ -131,7 +139,29 @@ class CorpusFiles:
                     "restore it or start a new run"
                 )
             transcripts = import_file(data, f.source, f.corpus).transcripts
-            yield from within_output_cap(transcripts, self.max_output_bytes)[0]
+            kept = within_output_cap(transcripts, self.max_output_bytes)[0][skip : skip + left]
+            skip, left = 0, left - len(kept)
+            yield from kept
+
+    @property
+    def requests(self) -> list[int]:
+        """Each transcript's requests, in iteration order (what the shards are planned on)."""
+        counts = [n for f in self.files for n in f.requests][self.skip :]
+        return counts if self.limit is None else counts[: self.limit]
+
+    def between(self, start: int, stop: int) -> CorpusFiles:
+        """Transcripts `start` to `stop` (0-based, stop excluded) as an index of only the
+        files that hold them: a shard's unit reads those files and no other."""
+        start, stop = start + self.skip, min(stop, len(self)) + self.skip  # of this slice
+        files: list[CorpusFile] = []
+        offset, skip = 0, 0
+        for f in self.files:
+            if offset + f.transcripts > start and offset < stop:
+                if not files:
+                    skip = start - offset
+                files.append(f)
+            offset += f.transcripts
+        return replace(self, files=tuple(files), skip=skip, limit=max(0, stop - start))
 
 
 def read_corpus(
@@ -159,7 +189,8 @@ def read_corpus(
         outcome = import_file(data, source, corpus)
         kept, too_big = within_output_cap(outcome.transcripts, max_output)
         if kept:
-            files.append(CorpusFile(str(path.resolve()), source, corpus, digest, len(kept)))
+            counts = tuple(t.requests for t in kept)
+            files.append(CorpusFile(str(path.resolve()), source, corpus, digest, len(kept), counts))
         skipped += _skips(source, [*outcome.errors, *too_big])
         del data, outcome, kept
     transcripts = CorpusFiles(tuple(files), max_file, max_output)
@@ -194,6 +225,10 @@ class ToolOutDefinition:
         return ToolOutStudy(
             config=cfg,
             transcripts=transcripts,
+            shards=tuple(
+                transcripts.between(start, stop)
+                for start, stop in plan_shards(transcripts.requests, cfg.requests_per_unit)
+            ),
             skipped=tuple(skipped),
             sources=sources,
             policies=_policy_specs(cfg.policies),

@@ -8,6 +8,8 @@ Decisions the paper leaves open:
   not close (beyond the paper; docs/protocol.md). ``schedule_position`` is the arm's place in
   that order (0 first). Schedule item ``i`` is ``arms[i]`` in the order the study lists them.
 - One sweep is one execution group (``execution_group`` from config); pairs never cross groups.
+  A study that splits its work (``Study.execution_groups``: the tool-output study's corpus
+  shards) plans ``groups`` consecutive groups from that one, each with the same schedule rows.
 - ``row_id`` is ``f"{config_id}/{arm}/g{execution_group}/r{repeat}/a{attempt}"``: readable,
   deterministic and unique per attempt. It is an identifier, never parsed (a config_id may
   itself contain ``/``); join on the key columns instead.
@@ -44,11 +46,13 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
     repeats: int,
     execution_group: int,
     schedule: str,
+    *,
+    groups: int = 1,
 ) -> list[UnitSpec]:
-    """Every (config, repeat, arm) trajectory, arms ordered by the schedule row of the repeat.
+    """Every (config, group, repeat, arm) unit, arms ordered by the schedule row of the repeat.
 
-    ``configs`` holds (config_id, model, family) triples. Output order is config, repeat,
-    schedule position; use ``dispatch_order`` to interleave configs for dispatch.
+    ``configs`` holds (config_id, model, family) triples. Output order is config, group,
+    repeat, schedule position; use ``dispatch_order`` to interleave configs for dispatch.
     """
     _check_unique("config_id", [c[0] for c in configs])
     _check_unique("arm", arms)
@@ -56,23 +60,26 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
         raise ValueError("a plan needs at least one arm")
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    if groups < 1:
+        raise ValueError(f"groups must be >= 1, got {groups}")
     specs = []
     for index, config in enumerate(map(PlannedConfig._make, configs)):
         rows = rows_for(schedule, len(arms), repeats, index)
-        for repeat in range(repeats):
-            for position, arm_index in enumerate(rows[repeat]):
-                specs.append(
-                    UnitSpec(
-                        run_id=run_id,
-                        config_id=config.config_id,
-                        model=config.model,
-                        family=config.family,
-                        arm=arms[arm_index],
-                        execution_group=execution_group,
-                        repeat=repeat,
-                        schedule_position=position,
+        for group in range(execution_group, execution_group + groups):
+            for repeat in range(repeats):
+                for position, arm_index in enumerate(rows[repeat]):
+                    specs.append(
+                        UnitSpec(
+                            run_id=run_id,
+                            config_id=config.config_id,
+                            model=config.model,
+                            family=config.family,
+                            arm=arms[arm_index],
+                            execution_group=group,
+                            repeat=repeat,
+                            schedule_position=position,
+                        )
                     )
-                )
     return specs
 
 

@@ -282,7 +282,10 @@ def plan_specs(p: Prepared) -> list[UnitSpec]:
     cfg = p.cfg
     configs = [(inc.config_id, inc.model, inc.family) for inc in p.resolution.included]
     arms = list(p.study.arms())
-    return build_plan(p.run_dir.name, configs, arms, cfg.repeats, cfg.execution_group, cfg.schedule)
+    groups = p.study.execution_groups([inc.endpoint for inc in p.resolution.included])
+    return build_plan(
+        p.run_dir.name, configs, arms, cfg.repeats, cfg.execution_group, cfg.schedule, groups=groups
+    )
 
 
 def plan_rows(p: Prepared, not_run: dict[tuple[str, str], str]) -> pa.Table:

@@ -43,11 +43,15 @@ class ToolOutConfig:
     # bounds on what a transcript file may bring into memory (issue 19); bigger is skipped
     max_file_mb: float = 64.0  # a transcript file, checked before it is read
     max_output_mb: float = 8.0  # one message's content (a tool output), after parsing
+    # offline: a unit replays consecutive transcripts of at most this many requests (one
+    # transcript at least), so its memory is bounded by its shard (pipeline/toolout/shards.py)
+    requests_per_unit: int = 10_000
 
     def __post_init__(self) -> None:
         check_range("study.think_time_s", self.think_time_s, at_least=0)
         check_range("study.max_file_mb", self.max_file_mb, above=0)
         check_range("study.max_output_mb", self.max_output_mb, above=0)
+        check_range("study.requests_per_unit", self.requests_per_unit, at_least=1)
         unknown = sorted(set(self.corpora) - set(CORPORA))
         if unknown:
             raise ConfigError(

@@ -1,8 +1,10 @@
-"""The tool-output study's unit runner: one policy over the whole corpus, under one cache model.
+"""The tool-output study's unit runner: one policy over a shard of the corpus, one cache model.
 
-A unit is (priced configuration, policy). Offline (panel kind `offline`) it sends nothing: it
-replays every transcript under the policy, accounts each request under the configuration's
-cache model and returns the corpus totals as its row plus its turns, sessions and decisions.
+A unit is (priced configuration, policy, shard): the shard is its execution group's
+(pipeline/toolout/shards.py; the shipped corpus is one shard). Offline (panel kind
+`offline`) it sends nothing: it replays every transcript of its shard under the policy,
+accounts each request under the configuration's cache model and returns the shard's totals
+as its row plus its turns, sessions and decisions.
 Live (a panel with endpoints) it replays the live budget's transcripts, sends each request
 within the budget with max_tokens=1 (pipeline.toolout.live) and records the endpoint's
 reported cached tokens beside the cache model's prediction for the same requests; the model
@@ -269,8 +271,10 @@ class ToolOutRunner:
         corpus_sha256: str,
         skipped: int,
         live: LiveBudget | None = None,
+        shards: Sequence[Corpus] = (),
     ) -> None:
         self.transcripts = transcripts  # iterated once per unit, one file at a time
+        self.shards = tuple(shards)  # offline: execution group g replays shard g mod n
         self.policies = dict(policies)
         self.cache_model = cache_model
         self.model = model
@@ -285,6 +289,13 @@ class ToolOutRunner:
             return self._price(requests).cost_usd
 
         return cost
+
+    def shard(self, spec: UnitSpec) -> Corpus:
+        """The offline unit's transcripts: its execution group's shard (the groups are
+        consecutive, so `mod n` maps them one to one onto the shards), else the corpus."""
+        if not self.shards:
+            return self.transcripts
+        return self.shards[spec.execution_group % len(self.shards)]
 
     def live_transcripts(self) -> list[Transcript]:
         """The live subset: transcripts where some policy removes the most within budget."""
@@ -323,7 +334,7 @@ class ToolOutRunner:
         sessions: list[Record] = []
         decisions = Columns.buffers(DECISIONS.columns, DECISIONS_NULLABLE)
         summaries = 0
-        chosen: Corpus = self.transcripts if self.live is None else self.live_transcripts()
+        chosen: Corpus = self.live_transcripts() if self.live is not None else self.shard(spec)
         replayed = 0
         for transcript in chosen:
             replayed += 1

@@ -61,6 +61,9 @@ class ToolOutStudy:
     sources: Mapping[str, str]  # transcript file -> SHA-256
     policies: Mapping[str, Mapping[str, Any]]
     cache_models: Mapping[str, CacheModel]
+    # offline units' slices of `transcripts`, consecutive (pipeline/toolout/shards.py); ():
+    # one unit replays the whole corpus
+    shards: tuple[Corpus, ...] = ()
 
     # offline: priced, nothing sent; the others: live cached-token replay (toolout.live)
     panel_kinds = frozenset({"offline", "local", "endpoint", "hosted"})
@@ -102,6 +105,13 @@ class ToolOutStudy:
         needed = live.max_prompt_tokens + live.summary_max_tokens
         return ProbePlan({arm: frozenset({"plain"}) for arm in self.arms()}, needed)
 
+    def execution_groups(self, endpoints: Sequence[EndpointConfig]) -> int:
+        """One group per shard offline; a live panel keeps one, so its budget (study.live)
+        still picks its transcripts from the whole corpus."""
+        if any(is_live(e) for e in endpoints):
+            return 1
+        return max(1, len(self.shards))
+
     def cache_model_for(self, endpoint: EndpointConfig) -> CacheModel:
         name = self.config.cache_model_for.get(endpoint.provider, endpoint.provider)
         try:
@@ -123,6 +133,7 @@ class ToolOutStudy:
             corpus_sha256=self.inputs.digest or "",
             skipped=len(self.skipped),
             live=self.live_budget if is_live(endpoint) else None,
+            shards=self.shards,
         )
 
     @property

@@ -19,7 +19,15 @@ from dataclasses import asdict, dataclass, field
 from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
 from pipeline.simulated import SimBehaviour
-from pipeline.study import ProbePlan, ProgressLabels, StudyInputs, UnitOutcome, UnitResult, UnitSpec
+from pipeline.study import (
+    OneGroup,
+    ProbePlan,
+    ProgressLabels,
+    StudyInputs,
+    UnitOutcome,
+    UnitResult,
+    UnitSpec,
+)
 from pipeline.study_validity import infrastructure
 from pipeline.traces.compression.arms import Arm
 from pipeline.traces.compression.bands import BandCount
@@ -39,7 +47,7 @@ def _dump(value: object) -> bytes:
 
 
 @dataclass(frozen=True)
-class TracesStudy:
+class TracesStudy(OneGroup):
     config: TracesConfig
     compression_arms: Mapping[str, Arm]
     items: tuple[TraceItem, ...]

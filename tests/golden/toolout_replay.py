@@ -52,10 +52,12 @@ def endpoints() -> list[EndpointConfig]:
     return [EndpointConfig(**c) for c in panel["configs"]]
 
 
-def _units(the_study: ToolOutStudy) -> Iterator[tuple[EndpointConfig, str]]:
+def _units(the_study: ToolOutStudy) -> Iterator[tuple[EndpointConfig, str, int]]:
+    groups = the_study.execution_groups(endpoints())  # the shipped corpus: one shard
     for endpoint in endpoints():
         for arm in the_study.arms():
-            yield endpoint, arm
+            for group in range(groups):
+                yield endpoint, arm, group
 
 
 def replay_tables(the_study: ToolOutStudy | None = None) -> dict[str, list[Record]]:
@@ -63,9 +65,11 @@ def replay_tables(the_study: ToolOutStudy | None = None) -> dict[str, list[Recor
     the_study = the_study or study()
     tables: dict[str, list[Record]] = {name: [] for name in TABLES}
     client: ChatClient = _NoNetwork()  # type: ignore[assignment]
-    for endpoint, arm in _units(the_study):
+    for endpoint, arm, group in _units(the_study):
         runner = the_study.runner(endpoint)
-        spec = UnitSpec("golden", endpoint.config_id, endpoint.model, endpoint.family, arm, 0, 0, 0)
+        spec = UnitSpec(
+            "golden", endpoint.config_id, endpoint.model, endpoint.family, arm, group, 0, 0
+        )
         result = asyncio.run(runner.run(spec, client, UnitContext(seed=0, temperature=0.0)))
         assert result.outcome.valid, result.outcome
         for name in TABLES:

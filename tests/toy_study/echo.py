@@ -19,6 +19,7 @@ from pipeline.config.strict import ConfigError
 from pipeline.simulated import SimBehaviour, SimReply
 from pipeline.study import (
     Column,
+    OneGroup,
     ProbePlan,
     ProgressLabels,
     StudyInputs,
@@ -73,7 +74,7 @@ class EchoRunner:
 
 
 @dataclass(frozen=True)
-class EchoStudy:
+class EchoStudy(OneGroup):
     arm_names: tuple[str, ...]
 
     @property
