@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python scripts/bench_corpus.py [--transcripts 2000] [--min-requests 50]
         [--max-requests 400] [--seed 20] [--shipped] [--no-oracle] [--policies a,b]
+        [--corpus DIR]
 
 Writes a seeded corpus of `--transcripts` transcripts (each 50-400 requests, uniform) to a
 temporary directory in the JSONL importer's format (one chat message per line): per request
@@ -9,11 +10,12 @@ one assistant turn with one tool call and its output, sizes log-normal around 3 
 3 KB, clipped to 200 B .. 60 KB: grep hits, source files, test logs, listings, search
 results as in bench_replay.py; one output in twelve carries a traceback). Then it runs
 `python -m pipeline sweep study=toolout study.transcripts_dir=DIR` (or, with `--shipped`, the
-shipped corpus) in a child process and samples, every 0.5 s, the peak RSS (VmHWM) of the
-driver and of every Ray actor process of the sweep (`ray::EndpointWorker` descendants of the
-driver). It prints the wall time, units
-per second, requests accounted per second (the rows' `replayed_requests` summed over units,
-over the wall time), the driver's peak RSS and the largest actor's.
+shipped corpus, or with `--corpus DIR` a corpus written before: the 2,000-transcript corpus
+takes about 20 minutes to write) in a child process and samples, every 0.5 s, the peak RSS
+(VmHWM) of the driver and of every Ray actor process of the sweep (`ray::EndpointWorker`
+descendants of the driver). It prints the wall time, units per second, requests accounted per
+second (the rows' `replayed_requests` summed over units, over the wall time), the driver's
+peak RSS and the largest actor's.
 """
 
 from __future__ import annotations
@@ -143,10 +145,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shipped", action="store_true", help="the shipped corpus instead")
     parser.add_argument("--no-oracle", action="store_true")
     parser.add_argument("--policies", default="", help="comma-separated; default every policy")
+    parser.add_argument("--corpus", type=Path, help="a corpus written before (keep a copy)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
         overrides = ["study=toolout", f"out_dir={tmp}/runs"]
-        if not args.shipped:
+        if args.corpus is not None:
+            files = sorted(args.corpus.glob("*.jsonl"))
+            if not files:
+                parser.error(f"--corpus {args.corpus}: no *.jsonl file there")
+            size = sum(p.stat().st_size for p in files)
+            print(f"corpus: {args.corpus}, {len(files)} files, {size / MIB:,.0f} MiB")
+            overrides.append(f"study.transcripts_dir={args.corpus}")
+        elif not args.shipped:
             corpus = Path(tmp) / "corpus"
             corpus.mkdir()
             started = time.perf_counter()

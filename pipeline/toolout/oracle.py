@@ -6,10 +6,14 @@ the request from which the output shows its deterministic block (head, tail, siz
 rerun), or never, to minimise the transcript's cost under the configuration's cache model,
 knowing every later request. Decisions:
 
-- The search is coordinate descent: outputs in transcript order, each tried at every request
-  from its first exposure on and at never, keeping the cheapest; two passes (a second pass can
-  move an output once the others are placed, e.g. to share a rewrite). It is exact for one
-  output and a bound in practice, not a proven optimum over all joint schedules.
+- The search is coordinate descent: outputs in transcript order, each tried at its first
+  exposure and at never, keeping the cheapest; two passes (a second pass can move an output
+  once the others are placed). It is a bound in practice, not a proven optimum over all joint
+  schedules. Showing the block from a later request instead pays for the exact text until then
+  and a rewrite of the cached suffix after, so it can only win on a cache model's rounding;
+  trying every later request as well (the search before issue 20) made the search cubic in the
+  transcript's length, hours per long transcript, and found the same schedules on the whole
+  shipped corpus (docs/protocol.md has the measured differences on generated transcripts).
 - The compacted form is the deterministic block, the most a policy can remove while keeping
   evidence of what was there; dropping outputs outright is not an option of the oracle.
 Pure: the cost of a schedule is a function handed in by the runner (replay + accounting).
@@ -72,12 +76,11 @@ def oracle_schedule(transcript: Transcript, cost: Callable[[Schedule], float]) -
     """The cheapest schedule the coordinate descent finds (see the module docstring)."""
     schedule: dict[int, int] = {}
     best = cost(schedule)
-    last_request = transcript.requests - 1
     for _ in range(PASSES):
         moved = False
         for output, first in eligible_outputs(transcript):
             current = schedule.get(output)
-            options: list[int | None] = [None, *range(first, last_request + 1)]
+            options: list[int | None] = [None, first]
             for option in options:
                 if option == current:
                     continue

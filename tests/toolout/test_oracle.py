@@ -46,12 +46,18 @@ def test_scheduled_policy_is_exact_before_its_request_and_stable_after() -> None
     assert not shown[0].changed and shown[1].changed and shown[2].text == shown[1].text
 
 
-def test_search_picks_the_cheapest_request_for_each_output() -> None:
-    # a cost that prefers output 0 rewritten at request 3 and output 3 never rewritten
-    def cost(schedule: dict[int, int]) -> float:
-        return abs(schedule.get(0, 99) - 3) + (5 if 3 in schedule else 0)
+def test_search_keeps_the_cheaper_of_first_exposure_and_never_for_each_output() -> None:
+    # a cost that prefers output 0 compacted and output 3 kept exact
+    tried: list[dict[int, int]] = []
 
-    assert oracle_schedule(_transcript(), cost) == {0: 3}  # type: ignore[arg-type]
+    def cost(schedule: dict[int, int]) -> float:
+        tried.append(dict(schedule))
+        return (0 if 0 in schedule else 1) + (5 if 3 in schedule else 0)
+
+    assert oracle_schedule(_transcript(), cost) == {0: 1}  # type: ignore[arg-type]
+    first = dict(eligible_outputs(_transcript()))
+    assert tried and all(s[o] == first[o] for s in tried for o in s)  # no later request tried
+    assert any(3 in s for s in tried)  # output 3 was tried compacted and refused
 
 
 @pytest.mark.parametrize("provider", ["deepseek", "no-cache", "anthropic", "openai"])
