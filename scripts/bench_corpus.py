@@ -146,9 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-oracle", action="store_true")
     parser.add_argument("--policies", default="", help="comma-separated; default every policy")
     parser.add_argument("--corpus", type=Path, help="a corpus written before (keep a copy)")
+    parser.add_argument("--runs", type=Path, help="keep the run directory here (to re-analyze)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
-        overrides = ["study=toolout", f"out_dir={tmp}/runs"]
+        runs = args.runs if args.runs is not None else Path(tmp) / "runs"
+        overrides = ["study=toolout", f"out_dir={runs}"]
         if args.corpus is not None:
             files = sorted(args.corpus.glob("*.jsonl"))
             if not files:

@@ -49,7 +49,10 @@ def study() -> ToolOutStudy:
 
 def endpoints() -> list[EndpointConfig]:
     panel = yaml.safe_load(OFFLINE_PANEL.read_text(encoding="utf-8"))
-    return [EndpointConfig(**c) for c in panel["configs"]]
+    # limits (dispatch only) do not change a replay
+    return [
+        EndpointConfig(**{k: v for k, v in c.items() if k != "limits"}) for c in panel["configs"]
+    ]
 
 
 def _units(the_study: ToolOutStudy) -> Iterator[tuple[EndpointConfig, str, int]]:
