@@ -136,7 +136,7 @@ class Sampler(threading.Thread):
                 self.peak_actor[pid] = max(self.peak_actor.get(pid, 0), _hwm_kib(pid))
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transcripts", type=int, default=2000)
     parser.add_argument("--min-requests", type=int, default=50)
@@ -147,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policies", default="", help="comma-separated; default every policy")
     parser.add_argument("--corpus", type=Path, help="a corpus written before (keep a copy)")
     parser.add_argument("--runs", type=Path, help="keep the run directory here (to re-analyze)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
         runs = args.runs if args.runs is not None else Path(tmp) / "runs"
