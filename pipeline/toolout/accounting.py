@@ -48,6 +48,7 @@ Pure: values in, values out; the cache state lives in one call.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, NamedTuple, Protocol, cast, get_args
@@ -309,21 +310,56 @@ def account_incremental(
     Breakpoints sit on the first and the last block of every request (runner.py's rule);
     a request's model output, where the next request carries it, is its `output_block`.
     """
-    bill = _Biller(cache_model, model)
-    times = request_times(requests, think_time_s)
-    explicit = cache_model.kind == "explicit_breakpoints"
-    costs = []
-    for i, (r, (now, assumed)) in enumerate(zip(requests, times, strict=True)):
+    running = RunningAccount(cache_model, model, requests, think_time_s)
+    costs = [running.bill(i, r, r.slots) for i, r in enumerate(requests)]
+    return SessionCost(cache_model.name, model, tuple(costs))
+
+
+class RunningAccount:
+    """`account_incremental` one request at a time, so a caller can fork its state: the
+    oracle's search prices many schedules that share their first requests
+    (pipeline/toolout/schedule_cost.py) and bills only the requests after they differ."""
+
+    def __init__(
+        self,
+        cache_model: CacheModel,
+        model: str,
+        requests: Sequence[_Timed],
+        think_time_s: float = DEFAULT_THINK_TIME_S,
+    ) -> None:
+        self.biller = _Biller(cache_model, model)  # unknown prices raise before anything else
+        self.times = request_times(requests, think_time_s)  # the requests' times, once
+        self.explicit = cache_model.kind == "explicit_breakpoints"
+
+    def bill(self, i: int, r: Incremental, slots: Sequence[Keyed]) -> RequestCost:
+        """Request `i` (the next one after those billed), its blocks `slots[:r.block_count]`."""
+        now, assumed = self.times[i]
+        n = r.block_count
+        return self.biller(
+            i, slots, n, r.unchanged_blocks, self._flagged(i, r), now, assumed, r.output_tokens,
+            r.output_block,
+        )  # fmt: skip
+
+    def usd(self, i: int, r: Incremental, slots: Sequence[Keyed]) -> float:
+        """`bill(i, r, slots).cost_usd`, in less work: the same ledger step and price."""
+        return self.biller.usd_only(
+            i, slots, r.block_count, r.unchanged_blocks, self._flagged(i, r), self.times[i][0],
+            r.output_tokens, r.output_block,
+        )  # fmt: skip
+
+    def _flagged(self, i: int, r: Incremental) -> tuple[int, ...]:
+        """The request checked, and its breakpoints: only explicit breakpoints read them."""
         if r.output_tokens < 0:
             raise ValueError(f"request {i}: token counts must be >= 0")
         n = r.block_count
-        # only explicit breakpoints read them
-        flagged = ((1, n) if n > 1 else (1,) if n == 1 else ()) if explicit else ()
-        costs.append(
-            bill(i, r.slots, n, r.unchanged_blocks, flagged, now, assumed, r.output_tokens,
-                 r.output_block)
-        )  # fmt: skip
-    return SessionCost(cache_model.name, model, tuple(costs))
+        return ((1, n) if n > 1 else (1,) if n == 1 else ()) if self.explicit else ()
+
+    def fork(self) -> RunningAccount:
+        """An independent copy: billing either leaves the other as it was."""
+        twin = copy.copy(self)
+        twin.biller = copy.copy(self.biller)
+        twin.biller.ledger = self.biller.ledger.fork()
+        return twin
 
 
 class _Biller:
@@ -392,17 +428,38 @@ class _Biller:
                 billed(at_below, below),
                 billed(at_granularity, granularity),
             )
-        written = write_end - hit
-        uncached = total - write_end
-        cost = (
+        cost = self.usd(hit, write_end, total, output_tokens)
+        return RequestCost(
+            i, now, assumed, total, hit, write_end - hit, total - write_end, output_tokens, cost,
+            misses,
+        )  # fmt: skip
+
+    def usd(self, hit: int, write_end: int, total: int, output_tokens: int) -> float:
+        """A request's cost: [0, hit) read, [hit, write_end) written, the rest input."""
+        prices = self.prices
+        return (
             hit * prices.cache_read
-            + written * prices.cache_write
-            + uncached * rate
+            + (write_end - hit) * prices.cache_write
+            + (total - write_end) * prices.input
             + output_tokens * prices.output
         ) / MTOK
-        return RequestCost(
-            i, now, assumed, total, hit, written, uncached, output_tokens, cost, misses
-        )
+
+    def usd_only(  # noqa: PLR0917 - __call__'s arguments
+        self,
+        i: int,
+        blocks: Sequence[Keyed],
+        n: int,
+        unchanged: int,
+        breakpoints: Sequence[int],
+        now: float,
+        output_tokens: int,
+        output_block: Keyed | None,
+    ) -> float:
+        """`__call__(...).cost_usd` without the causes (the oracle's search reads only this)."""
+        ledger = self.ledger
+        output_key = output_block.key if output_block is not None else None
+        split = ledger.bill(i, blocks, n, unchanged, breakpoints, output_key, now)
+        return self.usd(split[0], split[1], ledger.pos[-1], output_tokens)
 
 
 # `tuple.__new__` itself: a named tuple's constructor is a Python function around it.

@@ -16,6 +16,7 @@ Equal to a full rebuild by construction (tests/golden/test_golden_toolout_replay
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple, Protocol
 
@@ -80,6 +81,14 @@ class Ledger:
         self.outputs_end_units = (
             cache_model.kind == "prefix_units" and cache_model.output_cached
         )  # fmt: skip
+
+    def fork(self) -> Ledger:
+        """An independent copy of the state (a search prices several futures from one past)."""
+        twin = copy.copy(self)
+        twin.ids, twin.extent, twin.cached = dict(self.ids), dict(self.extent), dict(self.cached)
+        twin.ends = set(self.ends)
+        twin.pids, twin.pos, twin.end_below = list(self.pids), list(self.pos), list(self.end_below)
+        return twin
 
     # -- the path's lazy values ---------------------------------------------------------------
 

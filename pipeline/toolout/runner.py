@@ -58,6 +58,7 @@ from pipeline.toolout.policies import ModelSummaries, OutputView, build_policy
 from pipeline.toolout.policies.base import Policy, utf8_len
 from pipeline.toolout.records import CAUSES, DECISIONS, ROW_COLUMNS, TURNS
 from pipeline.toolout.replay import Position, ReplayedRequest, replay
+from pipeline.toolout.schedule_cost import ScheduleCost
 from pipeline.toolout.summaries import SummaryBook, fetch
 from pipeline.toolout.tokens import estimate_tokens
 from pipeline.toolout.transcript import Corpus, Transcript
@@ -284,11 +285,16 @@ class ToolOutRunner:
         self.live = live  # None: offline (nothing is sent)
 
     def _schedule_cost(self, transcript: Transcript) -> Callable[[Schedule], float]:
-        def cost(schedule: Schedule) -> float:
-            requests = replay(transcript, ScheduledPolicy(schedule), estimate_tokens)
-            return self._price(requests).cost_usd
-
-        return cost
+        """The oracle search's cost of a schedule (schedule_cost.py: the full replay's value,
+        in the work of the requests after the schedule's first change)."""
+        return ScheduleCost(
+            transcript,
+            self.cache_model,
+            self.model,
+            think_time_s=self.think_time_s,
+            estimate=estimate_tokens,
+            price=lambda requests: self._price(requests).cost_usd,
+        )
 
     def shard(self, spec: UnitSpec) -> Corpus:
         """The offline unit's transcripts: its execution group's shard (the groups are
