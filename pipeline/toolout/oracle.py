@@ -69,7 +69,7 @@ def eligible_outputs(transcript: Transcript) -> list[tuple[int, int]]:
             if big and forced_exact(message.name or "", message.content or "") is None:
                 found.append((index, requests_before))
             index += 1
-    return [(o, first) for o, first in found if first < transcript.requests]
+    return [(o, first) for o, first in found if first < requests_before]
 
 
 def oracle_schedule(transcript: Transcript, cost: Callable[[Schedule], float]) -> dict[int, int]:

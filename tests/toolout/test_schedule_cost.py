@@ -14,7 +14,7 @@ from pipeline.toolout.replay import replay
 from pipeline.toolout.runner import ToolOutRunner
 from pipeline.toolout.schedule_cost import ScheduleCost
 from pipeline.toolout.tokens import estimate_tokens
-from pipeline.toolout.transcript import Transcript
+from pipeline.toolout.transcript import Message, ToolCall, Transcript
 from tests.golden.toolout_replay import endpoints, study
 
 
@@ -44,6 +44,17 @@ def _fast(runner: ToolOutRunner, transcript: Transcript) -> ScheduleCost:
     cost = runner._schedule_cost(transcript)
     assert isinstance(cost, ScheduleCost)
     return cost
+
+
+def _recording(
+    cost: ScheduleCost, priced: list[tuple[dict[int, int], float]]
+) -> Callable[[Schedule], float]:
+    def recorded(schedule: Schedule) -> float:
+        value = cost(schedule)
+        priced.append((dict(schedule), value))
+        return value
+
+    return recorded
 
 
 def _mid_sized() -> Transcript:
@@ -103,14 +114,39 @@ def test_every_schedule_the_search_prices_on_the_shipped_corpus_costs_what_a_rep
     for transcript in TRANSCRIPTS:
         slow, fast = _slow(runner, transcript), _fast(runner, transcript)
         priced: list[tuple[dict[int, int], float]] = []
-
-        def recorded(
-            schedule: Schedule, fast: ScheduleCost = fast, priced: list[object] = priced
-        ) -> float:
-            value = fast(schedule)
-            priced.append((dict(schedule), value))
-            return value
-
-        oracle_schedule(transcript, recorded)
+        oracle_schedule(transcript, _recording(fast, priced))
         for schedule, value in priced:
             assert value == slow(schedule), (endpoint.config_id, transcript.id, schedule)
+
+
+def _paused_transcript() -> Transcript:
+    """Five requests, the fourth after a pause longer than Anthropic's 300 s TTL."""
+    messages = [Message("system", "You are a coding agent. " * 400), Message("user", "go")]
+    for i, at in enumerate([0.0, 10.0, 20.0, 400.0, 410.0]):
+        call = ToolCall(f"c{i}", "bash", f"cmd {i}")
+        messages += [
+            Message("assistant", f"step {i}", (call,), timestamp=at),
+            Message(
+                "tool",
+                "\n".join(f"{i}: line {j}" for j in range(400)),
+                tool_call_id=f"c{i}",
+                name="bash",
+            ),
+        ]
+    return Transcript("t/paused", "jsonl", "t.jsonl", tuple(messages))
+
+
+def test_a_fork_keeps_its_own_cache_times_across_a_pause() -> None:
+    # the twin reads the cache at 400 s and 410 s; the account it came from must still see
+    # its entries as last used at 20 s, so they have expired by 400 s
+    runner = next(r for e, r in RUNNERS if e.provider == "anthropic")
+    requests = replay(_paused_transcript(), ScheduledPolicy({}), estimate_tokens)
+    whole = account_incremental(requests, runner.cache_model, runner.model).requests
+    assert whole[3].misses.ttl_expiry.tokens > 0  # the pause expires the entries
+    running = RunningAccount(runner.cache_model, runner.model, requests)
+    for i in range(3):
+        running.bill(i, requests[i], requests[i].slots)
+    twin = running.fork()
+    for i in range(3, 5):
+        twin.bill(i, requests[i], requests[i].slots)
+    assert [running.bill(i, requests[i], requests[i].slots) for i in (3, 4)] == list(whole[3:])
