@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pipeline.config.schema import EndpointConfig
 from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
@@ -104,9 +105,13 @@ def _probe_all(
     return not_run, verdicts
 
 
+def in_flight_cap(endpoint: EndpointConfig) -> int:
+    """In-flight trajectories for one endpoint: enough to keep its request slots busy."""
+    return max(2, endpoint.limits.concurrency * 2)
+
+
 def _caps(settings: dict[str, WorkerSettings]) -> dict[str, int]:
-    """In-flight trajectories per endpoint: enough to keep its request slots busy."""
-    return {cid: max(2, s.endpoint.limits.concurrency * 2) for cid, s in settings.items()}
+    return {cid: in_flight_cap(s.endpoint) for cid, s in settings.items()}
 
 
 def _coordinate(

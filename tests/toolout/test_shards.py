@@ -138,7 +138,8 @@ def test_the_offline_panel_keeps_one_unit_per_configuration_per_ray_call() -> No
     from pipeline.config.load import load
     from pipeline.endpoints.panels import materialize
     from pipeline.sweep.actors import batch_size
+    from pipeline.sweep.execute import in_flight_cap
 
     configs = materialize(load(["study=toolout", "+panel=offline"])).configs
     assert configs and all(c.limits.concurrency == 1 for c in configs)
-    assert {batch_size(max(2, c.limits.concurrency * 2)) for c in configs} == {1}
+    assert {batch_size(in_flight_cap(c)) for c in configs} == {1}
