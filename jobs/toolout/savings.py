@@ -12,11 +12,13 @@ effect is the mean saving a two-sided paired test at alpha 0.05 would detect wit
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 import polars as pl
 
 from jobs.small_sample import small_spread
+from jobs.stats import bootstrap_statistics
 
 CONTROL = "control"
 Z_SUM = 1.959964 + 0.841621  # z(0.975) + z(0.80)
@@ -35,11 +37,10 @@ def paired(sessions: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _interval(values: np.ndarray, statistic: str, seed: int, resamples: int) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, values.size, size=(resamples, values.size))
-    sample = values[picks]
-    stats = np.median(sample, axis=1) if statistic == "median" else sample.mean(axis=1)
+def _interval(
+    values: np.ndarray, statistic: Literal["mean", "median"], seed: int, resamples: int
+) -> tuple[float, float]:
+    stats = bootstrap_statistics(values, statistic, seed=seed, resamples=resamples)
     lo, hi = np.percentile(stats, [2.5, 97.5])
     return float(lo), float(hi)
 

@@ -134,3 +134,17 @@ def test_bootstrap_of_identical_values_is_degenerate() -> None:
 def test_mcnemar_handles_thousands_of_discordant_pairs() -> None:
     assert stats.mcnemar_exact_p(1500, 1500) == 1.0
     assert stats.mcnemar_exact_p(3000, 0) == 0.0
+
+
+@pytest.mark.parametrize("statistic", ["mean", "median"])
+@pytest.mark.parametrize("size", [1, 7, 2001])
+def test_bootstrap_in_blocks_equals_the_whole_index_matrix(statistic: str, size: int) -> None:
+    # issue 20 (P8b): the savings job drew the whole (resamples x n) matrix at once, 480 MB at
+    # 2,000 pairs; drawn in blocks of rows, every resample's statistic is the same float
+    import numpy as np
+
+    data = np.random.default_rng(3).normal(size=size)
+    whole = data[np.random.default_rng(166).integers(0, size, size=(5_000, size))]
+    want = np.median(whole, axis=1) if statistic == "median" else whole.mean(axis=1)
+    got = stats.bootstrap_statistics(data, statistic, seed=166, resamples=5_000, block=700)  # type: ignore[arg-type]
+    assert got.tolist() == want.tolist()
