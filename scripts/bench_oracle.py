@@ -32,23 +32,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_replay import slope, synthetic_transcript
 
-from pipeline.toolout.accounting import account_incremental
-from pipeline.toolout.oracle import Schedule, ScheduledPolicy, eligible_outputs, oracle_schedule
-from pipeline.toolout.replay import replay
+from pipeline.toolout.oracle import Schedule, eligible_outputs, oracle_schedule
 from pipeline.toolout.runner import ToolOutRunner
+from pipeline.toolout.schedule_cost import replayed_cost
 from pipeline.toolout.tokens import estimate_tokens
 from pipeline.toolout.transcript import Transcript
 from tests.golden.toolout_replay import endpoints, study
 
 
 def _baseline(runner: ToolOutRunner, transcript: Transcript) -> Callable[[Schedule], float]:
-    def cost(schedule: Schedule) -> float:
-        requests = replay(transcript, ScheduledPolicy(schedule), estimate_tokens)
-        return account_incremental(
-            requests, runner.cache_model, runner.model, think_time_s=runner.think_time_s
-        ).cost_usd
-
-    return cost
+    return lambda schedule: replayed_cost(
+        transcript,
+        schedule,
+        runner.cache_model,
+        runner.model,
+        think_time_s=runner.think_time_s,
+        estimate=estimate_tokens,
+    )
 
 
 def _timed_search(

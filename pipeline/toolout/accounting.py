@@ -341,11 +341,15 @@ class RunningAccount:
         )  # fmt: skip
 
     def usd(self, i: int, r: Incremental, slots: Sequence[Keyed]) -> float:
-        """`bill(i, r, slots).cost_usd`, in less work: the same ledger step and price."""
-        return self.biller.usd_only(
-            i, slots, r.block_count, r.unchanged_blocks, self._flagged(i, r), self.times[i][0],
-            r.output_tokens, r.output_block,
+        """`bill(i, r, slots).cost_usd` without the causes (the oracle's search reads only
+        this): the same ledger step and price."""
+        biller, output = self.biller, r.output_block
+        ledger = biller.ledger
+        hit, write_end, *_ = ledger.bill(
+            i, slots, r.block_count, r.unchanged_blocks, self._flagged(i, r),
+            None if output is None else output.key, self.times[i][0],
         )  # fmt: skip
+        return biller.usd(hit, write_end, ledger.pos[-1], r.output_tokens)
 
     def _flagged(self, i: int, r: Incremental) -> tuple[int, ...]:
         """The request checked, and its breakpoints: only explicit breakpoints read them."""
@@ -443,23 +447,6 @@ class _Biller:
             + (total - write_end) * prices.input
             + output_tokens * prices.output
         ) / MTOK
-
-    def usd_only(  # noqa: PLR0917 - __call__'s arguments
-        self,
-        i: int,
-        blocks: Sequence[Keyed],
-        n: int,
-        unchanged: int,
-        breakpoints: Sequence[int],
-        now: float,
-        output_tokens: int,
-        output_block: Keyed | None,
-    ) -> float:
-        """`__call__(...).cost_usd` without the causes (the oracle's search reads only this)."""
-        ledger = self.ledger
-        output_key = output_block.key if output_block is not None else None
-        split = ledger.bill(i, blocks, n, unchanged, breakpoints, output_key, now)
-        return self.usd(split[0], split[1], ledger.pos[-1], output_tokens)
 
 
 # `tuple.__new__` itself: a named tuple's constructor is a Python function around it.

@@ -293,7 +293,6 @@ class ToolOutRunner:
             self.model,
             think_time_s=self.think_time_s,
             estimate=estimate_tokens,
-            price=lambda requests: self._price(requests).cost_usd,
         )
 
     def shard(self, spec: UnitSpec) -> Corpus:

@@ -25,16 +25,27 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
-from pipeline.toolout.accounting import RunningAccount
+from pipeline.toolout.accounting import RunningAccount, account_incremental
 from pipeline.toolout.cache_models import CacheModel
 from pipeline.toolout.ledger import Keyed
 from pipeline.toolout.oracle import Schedule, ScheduledPolicy, eligible_outputs
-from pipeline.toolout.replay import Estimate, ReplayedRequest, replay
+from pipeline.toolout.replay import Estimate, replay
 from pipeline.toolout.transcript import Transcript
 
-Price = Callable[[Sequence[ReplayedRequest]], float]  # a replay's total cost, the slow way
+
+def replayed_cost(
+    transcript: Transcript,
+    schedule: Schedule,
+    cache_model: CacheModel,
+    model: str,
+    *,
+    think_time_s: float,
+    estimate: Estimate,
+) -> float:
+    """The cost of a schedule the plain way: replayed, then accounted from its first request
+    (the search's cost before `ScheduleCost`, and its fallback)."""
+    requests = replay(transcript, ScheduledPolicy(schedule), estimate)
+    return account_incremental(requests, cache_model, model, think_time_s=think_time_s).cost_usd
 
 
 class ScheduleCost:
@@ -48,11 +59,9 @@ class ScheduleCost:
         *,
         think_time_s: float,
         estimate: Estimate,
-        price: Price,
     ) -> None:
         self.transcript = transcript
         self.estimate = estimate
-        self.price = price
         self.first = dict(eligible_outputs(transcript))
         self.requests = replay(transcript, ScheduledPolicy({}), estimate)
         compacted = replay(transcript, ScheduledPolicy(self.first), estimate)
@@ -80,7 +89,11 @@ class ScheduleCost:
     def __call__(self, schedule: Schedule) -> float:
         first = self.first
         if any(o not in first or start > first[o] for o, start in schedule.items()):
-            return self.price(replay(self.transcript, ScheduledPolicy(schedule), self.estimate))
+            cache_model, model, think_time_s = self.pricing
+            return replayed_cost(
+                self.transcript, schedule, cache_model, model,
+                think_time_s=think_time_s, estimate=self.estimate,
+            )  # fmt: skip
         chosen = frozenset(schedule)
         cursor = self.cursor
         if frozenset(o for o in chosen if first[o] < cursor) != self.settled:

@@ -111,9 +111,10 @@ def test_a_tool_output_over_the_cap_skips_its_transcript(tmp_path: Path) -> None
     big = GOOD.replace(b"def f(): pass", b"y" * 30_000)
     (tmp_path / "big-output.jsonl").write_bytes(big)
     reasons = _reasons(tmp_path, max_output_mb=0.02)
-    assert "message 2 (tool) holds 30000 bytes, over the 20971 bytes cap" in reasons[
-        "big-output.jsonl"
-    ]
+    assert (
+        "message 2 (tool) holds 30000 bytes, over the 20971 bytes cap"
+        in reasons["big-output.jsonl"]
+    )
     assert "study.max_output_mb" in reasons["big-output.jsonl"]
 
 

@@ -12,7 +12,7 @@ from pipeline.toolout.accounting import RunningAccount, account_incremental
 from pipeline.toolout.oracle import Schedule, ScheduledPolicy, eligible_outputs, oracle_schedule
 from pipeline.toolout.replay import replay
 from pipeline.toolout.runner import ToolOutRunner
-from pipeline.toolout.schedule_cost import ScheduleCost
+from pipeline.toolout.schedule_cost import ScheduleCost, replayed_cost
 from pipeline.toolout.tokens import estimate_tokens
 from pipeline.toolout.transcript import Message, ToolCall, Transcript
 from tests.golden.toolout_replay import endpoints, study
@@ -30,14 +30,14 @@ TRANSCRIPTS = sorted(study().transcripts, key=lambda t: t.requests)
 
 def _slow(runner: ToolOutRunner, transcript: Transcript) -> Callable[[Schedule], float]:
     """The cost the oracle's search read before schedule_cost.py: replay, then account."""
-
-    def cost(schedule: Schedule) -> float:
-        requests = replay(transcript, ScheduledPolicy(schedule), estimate_tokens)
-        return account_incremental(
-            requests, runner.cache_model, runner.model, think_time_s=runner.think_time_s
-        ).cost_usd
-
-    return cost
+    return lambda schedule: replayed_cost(
+        transcript,
+        schedule,
+        runner.cache_model,
+        runner.model,
+        think_time_s=runner.think_time_s,
+        estimate=estimate_tokens,
+    )
 
 
 def _fast(runner: ToolOutRunner, transcript: Transcript) -> ScheduleCost:
