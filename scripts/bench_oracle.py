@@ -26,6 +26,7 @@ import gc
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,13 +42,9 @@ from tests.golden.toolout_replay import endpoints, study
 
 
 def _baseline(runner: ToolOutRunner, transcript: Transcript) -> Callable[[Schedule], float]:
-    return lambda schedule: replayed_cost(
-        transcript,
-        schedule,
-        runner.cache_model,
-        runner.model,
-        think_time_s=runner.think_time_s,
-        estimate=estimate_tokens,
+    pricing = {"think_time_s": runner.think_time_s, "estimate": estimate_tokens}
+    return partial(
+        replayed_cost, transcript, cache_model=runner.cache_model, model=runner.model, **pricing
     )
 
 

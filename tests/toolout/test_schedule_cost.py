@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from functools import Iterator, partial
 
 import pytest
 
@@ -30,13 +31,9 @@ TRANSCRIPTS = sorted(study().transcripts, key=lambda t: t.requests)
 
 def _slow(runner: ToolOutRunner, transcript: Transcript) -> Callable[[Schedule], float]:
     """The cost the oracle's search read before schedule_cost.py: replay, then account."""
-    return lambda schedule: replayed_cost(
-        transcript,
-        schedule,
-        runner.cache_model,
-        runner.model,
-        think_time_s=runner.think_time_s,
-        estimate=estimate_tokens,
+    pricing = {"think_time_s": runner.think_time_s, "estimate": estimate_tokens}
+    return partial(
+        replayed_cost, transcript, cache_model=runner.cache_model, model=runner.model, **pricing
     )
 
 
