@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from functools import Iterator, partial
+from collections.abc import Callable, Iterator
+from functools import partial
 
 import pytest
 
