@@ -186,7 +186,7 @@ def bootstrap_statistics(
 
     The indices are the rows of one (resamples x n) matrix from `default_rng(seed)`, drawn
     `block` rows at a time: the same draws and the same per-row statistics as the whole
-    matrix (tests/jobs/test_stats.py), in memory bounded by the block. At corpus scale the
+    matrix (tests/jobs/test_jobs_stats.py), in memory bounded by the block. At corpus scale the
     whole matrix was the analysis's peak: 10,000 x 2,000 pairs is 160 MB of indices, as much
     again of values and of a median's partition (issue 20, P8b).
     """
