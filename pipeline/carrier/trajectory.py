@@ -52,7 +52,7 @@ class FoldRecord:
     prompt_tokens_est: int
     prompt_tokens: int | None
     completion_tokens: int | None
-    cached_tokens: int
+    cached_tokens: int | None  # None: the reply reported no usage
     reply_chars: int
     carried_chars: int
     headings_carried: int

@@ -8,8 +8,11 @@
     │   ├── MalformedEnvelope          truncated body, not JSON, invalid UTF-8, no choices
     │   ├── ErrorBodyFault             HTTP 200 whose body carries an error object
     │   └── InFlightBudgetExhausted    402 in_flight_budget_exhausted
-    └── RequestRejected                deterministic: sending it again gives the same answer
-                                       (4xx, llama-cpp-python's 500 on json_schema, context)
+    ├── RequestRejected                deterministic: sending it again gives the same answer
+    │                                  (4xx, llama-cpp-python's 500 on json_schema, context)
+    └── ProviderCreditsExhausted       402 out of credits / a key's spend limit: the account,
+                                       not the request, so the whole run stops (never retried,
+                                       never a unit's own invalidity)
 
 Retryability is a type, not a string: the retry policy checks `isinstance(exc,
 InfrastructureFault)`. Third-party exceptions are mapped to these at the client boundary.
@@ -75,3 +78,16 @@ class RequestRejected(EndpointError):
         # e.g. schema_unsupported, context_too_long, auth; else the status (`http_400`): the
         # validity label `rejected:<reason>` then says what was refused (pipeline.study_validity)
         self.reason = reason or (f"http_{status}" if status else "unclassified")
+
+
+class ProviderCreditsExhausted(EndpointError):
+    """The provider refuses to bill the account any further (HTTP 402 other than the in-flight
+    budget): every later request would be refused the same way, so the run stops like a budget
+    stop and a resume continues once credits are added."""
+
+    kind = "provider_credits"
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.provider_message = message

@@ -50,12 +50,23 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token usage as reported; None where the endpoint did not report it."""
+    """Token usage as reported; None where the endpoint did not report it.
+
+    `cached_tokens` is None only when the reply had no usage object at all: a usage report
+    without a cache count means no cache read. `cache_write_tokens` and `reasoning_tokens` are
+    None whenever the field is absent (most providers never report writes, so absence is not 0).
+    """
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
+    cached_tokens: int | None = 0
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None  # part of completion_tokens
+
+    @property
+    def reported(self) -> bool:
+        """Both counts a bill needs were reported (else the engine bills an upper estimate)."""
+        return self.prompt_tokens is not None and self.completion_tokens is not None
 
 
 @dataclass(frozen=True)
@@ -68,6 +79,8 @@ class ChatResponse:
     schema_adapted: bool = False  # the client relaxed the schema for this server
     simulated: bool = False  # the server identified itself as foldsweep's simulator
     cache_discount_usd: float | None = None  # OpenRouter's `cache_discount`, where reported
+    # What the provider says it charged for this reply (OpenRouter's `usage.cost`), else None.
+    billed_usd: float | None = None
     # The sampling fields of the body as sent (after every default, cap and adaptation), so a
     # row can record what the endpoint was asked for, not what the caller meant to ask for.
     sent_sampling: Mapping[str, Any] = field(default_factory=dict)

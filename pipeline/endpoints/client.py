@@ -42,7 +42,14 @@ from pipeline.chat.errors import (
 )
 from pipeline.chat.messages import ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
-from pipeline.endpoints.http_status import parse_retry_after, status_error
+from pipeline.endpoints.exchange import (
+    Exchange,
+    Recorder,
+    SentAttempt,
+    kept_headers,
+    request_sha256,
+)
+from pipeline.endpoints.http_status import server_wait, status_error
 from pipeline.endpoints.limits import EndpointLimiter, Limiter
 from pipeline.endpoints.retry import RetryPolicy, build_retry
 from pipeline.endpoints.template import (
@@ -165,6 +172,7 @@ class OpenAIChatClient:
         send_seed: bool = True,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         wall_clock: Callable[[], float] = time.time,
+        recorder: Recorder | None = None,
     ) -> None:
         check_endpoint_forms(endpoint)
         self.endpoint = endpoint
@@ -175,6 +183,7 @@ class OpenAIChatClient:
         self._send_seed = send_seed
         self._max_body_bytes = max_body_bytes
         self._wall_clock = wall_clock
+        self._recorder = recorder  # endpoint.record: every chat exchange, response side
         self._base = endpoint.base_url.rstrip("/")
         self._root = server_root(endpoint.base_url)
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -195,15 +204,30 @@ class OpenAIChatClient:
         body, adapted = build_body(self.endpoint, request, send_seed=self._send_seed)
         return EncodedRequest(request, encode_body(body), adapted, sampling_fields(body))
 
-    async def send(self, encoded: EncodedRequest) -> ChatResponse:
-        """POST an encoded request (retries, limiter and status policy as `complete`)."""
+    async def send(
+        self, encoded: EncodedRequest, attempts: list[SentAttempt] | None = None
+    ) -> ChatResponse:
+        """POST an encoded request (retries, limiter and status policy as `complete`).
+
+        `attempts`, when given, receives one SentAttempt per HTTP request actually sent
+        (retries included), in order: the request boundary records each one.
+        """
         payload = encoded.payload
         tokens = estimate_tokens(encoded.request)
         url = self._base + "/chat/completions"
+        digest = request_sha256(payload) if self._recorder is not None else None
 
         async def attempt() -> ChatResponse:
-            text = await self._exchange("POST", url, payload, tokens)
-            reply = parse_reply(text, self.endpoint.prices)
+            started = time.perf_counter()
+            try:
+                text = await self._exchange("POST", url, payload, tokens, digest=digest)
+                reply = parse_reply(text, self.endpoint.prices)
+            except EndpointError as exc:
+                if attempts is not None:
+                    attempts.append(SentAttempt.failed(exc, time.perf_counter() - started))
+                raise
+            if attempts is not None:
+                attempts.append(SentAttempt(200, None, time.perf_counter() - started))
             used = reply.usage
             if used.prompt_tokens is not None and used.completion_tokens is not None:
                 self._limiter.settle(tokens, used.prompt_tokens + used.completion_tokens)
@@ -267,17 +291,24 @@ class OpenAIChatClient:
         cap: int | None = None,
         *,
         policy: StatusPolicy = status_error,
+        digest: str | None = None,
     ) -> str:
-        """One attempt: admission, HTTP exchange, status policy. Returns the 2xx body text."""
+        """One attempt: admission, HTTP exchange, status policy. Returns the 2xx body text.
+
+        With a recorder and a `digest` (chat requests), the exchange is recorded, scrubbed,
+        before its status is judged."""
         async with self._limiter.admit(tokens):
-            status, retry_after, raw = await self._send(method, url, payload, cap)
+            status, headers, raw = await self._send(method, url, payload, cap)
+        if digest is not None and self._recorder is not None:
+            body = self._scrub(raw.decode("utf-8", errors="replace"))
+            self._recorder(Exchange(self.endpoint.model, digest, status, headers, body))
         if 200 <= status < 300:
             try:
                 return self._scrub(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:
                 raise MalformedEnvelope("reply body is not valid UTF-8") from exc
         text = self._scrub(raw.decode("utf-8", errors="replace"))
-        wait = parse_retry_after(retry_after, now=self._wall_clock())
+        wait = server_wait(headers, now=self._wall_clock())
         error = policy(status, text, retry_after=wait)
         if error is None:  # pragma: no cover - status_error returns None only for 2xx
             raise AssertionError(f"status policy gave no error for HTTP {status}")
@@ -287,7 +318,7 @@ class OpenAIChatClient:
 
     async def _send(
         self, method: str, url: str, payload: bytes | None, cap: int | None
-    ) -> tuple[int, str | None, bytes]:
+    ) -> tuple[int, dict[str, str], bytes]:
         phase = "connect"
         try:
             async with self._session.request(
@@ -295,7 +326,7 @@ class OpenAIChatClient:
             ) as response:
                 phase = "body"
                 raw = await read_capped(response, cap or self._max_body_bytes)
-                return response.status, response.headers.get("Retry-After"), raw
+                return response.status, kept_headers(response.headers), raw
         except (aiohttp.ClientError, OSError) as exc:  # TimeoutError is an OSError
             raise map_client_exception(exc, phase=phase, scrub=self._scrub) from exc
 

@@ -6,22 +6,30 @@ table row per status and body.
 
     408, 429, 5xx                      HttpStatusFault (retry_after from Retry-After)
     402 + in_flight_budget_exhausted   InFlightBudgetExhausted
+    other 402                          ProviderCreditsExhausted: out of credits or over a key's
+                                       spend limit; the run stops (never a unit's invalidity)
     500 + json_schema/response_format  RequestRejected(schema_unsupported): llama-cpp-python
           not supported / validation   answers OpenAI's json_schema form with a 500 every time
     400 mentioning the context         RequestRejected(context_too_long)
     404 "No endpoints found"           RequestRejected(no_endpoint_for_parameters) (OpenRouter)
-    other 4xx                          RequestRejected (auth, not_found, schema_unsupported,
-                                       reasoning_not_disableable, payload_too_large, rejected)
+    other 4xx                          RequestRejected (auth, moderation, not_found,
+                                       schema_unsupported, reasoning_not_disableable,
+                                       payload_too_large, rejected)
     1xx / 3xx (not followed)           MalformedEnvelope: not an answer at all
 
 Body-text markers are matched case-insensitively; a body that matches nothing falls back to the
 status alone, so an unknown wording never turns a server fault into a rejection.
+
+An error body's own message leads the exception's text (`error_message`): OpenRouter's
+`error.message`, then its `error.metadata.provider_name` and `raw` (which upstream refused,
+and how), so a user reads who refused before the excerpt of the body.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 
@@ -30,6 +38,7 @@ from pipeline.chat.errors import (
     HttpStatusFault,
     InFlightBudgetExhausted,
     MalformedEnvelope,
+    ProviderCreditsExhausted,
     RequestRejected,
 )
 
@@ -53,6 +62,35 @@ def excerpt(body: str, limit: int = BODY_EXCERPT_CHARS) -> str:
     """A one-line prefix of an error body for exception messages."""
     flat = " ".join(body.split())
     return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def error_message(body: str) -> str | None:
+    """The error object's own words, with OpenRouter's upstream metadata; None if the body
+    has no `error` object with a message (the caller then keeps an excerpt of the body)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    error = data.get("error") if isinstance(data, Mapping) else None
+    if not isinstance(error, Mapping):
+        return None
+    message = error.get("message")
+    if not isinstance(message, str) or not message.strip():
+        return None
+    words = [" ".join(message.split())]
+    metadata = error.get("metadata")
+    if isinstance(metadata, Mapping):
+        provider = metadata.get("provider_name")
+        if isinstance(provider, str) and provider:
+            words.append(f"upstream {provider}")
+        raw = metadata.get("raw")
+        if raw is not None:
+            raw_text = raw if isinstance(raw, str) else json.dumps(raw)
+            words.append(f"raw: {excerpt(raw_text, BODY_EXCERPT_CHARS // 2)}")
+        reasons = metadata.get("reasons")
+        if isinstance(reasons, list) and reasons:
+            words.append("reasons: " + ", ".join(str(r) for r in reasons[:5]))
+    return excerpt("; ".join(words), 2 * BODY_EXCERPT_CHARS)
 
 
 def parse_retry_after(value: str | None, *, now: float) -> float | None:
@@ -79,6 +117,30 @@ def parse_retry_after(value: str | None, *, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
+RATELIMIT_RESET_MS_FLOOR = 10**12  # an x-ratelimit-reset above this is epoch milliseconds
+
+
+def server_wait(headers: Mapping[str, str], *, now: float) -> float | None:
+    """Seconds the server asked us to wait: `retry-after` (seconds or an HTTP-date), else
+    `retry-after-ms`, else OpenRouter's `x-ratelimit-reset` (epoch milliseconds; epoch
+    seconds are accepted too). Header names are lower-case (exchange.kept_headers)."""
+    wait = parse_retry_after(headers.get("retry-after"), now=now)
+    if wait is not None:
+        return wait
+    millis = parse_retry_after(headers.get("retry-after-ms"), now=now)
+    if millis is not None:
+        return millis / 1000.0
+    reset = headers.get("x-ratelimit-reset")
+    try:
+        value = float(reset) if reset is not None else math.nan
+    except ValueError:
+        return None
+    if not math.isfinite(value) or value <= 0:
+        return None
+    at = value / 1000.0 if value >= RATELIMIT_RESET_MS_FLOOR else value
+    return max(0.0, at - now) if at > now / 2 else value  # a small value is a delta
+
+
 def _mentions(text: str, needles: tuple[str, ...]) -> bool:
     return any(n in text for n in needles)
 
@@ -92,6 +154,7 @@ _Rule = tuple[Callable[[int, str], bool], str]
 _REJECTION_RULES: tuple[_Rule, ...] = (  # first match wins: most specific first
     (lambda st, b: st in (400, 413, 422) and _mentions(b, _CONTEXT_MARKERS), "context_too_long"),
     (lambda st, b: st == 404 and "no endpoints found" in b, "no_endpoint_for_parameters"),
+    (lambda st, b: st == 403 and _mentions(b, ("moderation", "flagged")), "moderation"),
     (lambda st, b: st in (401, 403), "auth"),
     (lambda st, b: is_schema_complaint(b), "schema_unsupported"),
     (
@@ -123,9 +186,11 @@ def status_error(  # noqa: PLR0911 - one return per row of the policy table
     if 200 <= status < 300:
         return None
     lowered = body.lower()
-    text = excerpt(body)
+    text = error_message(body) or excerpt(body)
     if status == 402 and "in_flight_budget_exhausted" in lowered:
         return InFlightBudgetExhausted(f"HTTP 402: {text}", retry_after=retry_after)
+    if status == 402:
+        return ProviderCreditsExhausted(status, text)
     if status in (408, 429):
         return HttpStatusFault(status, text, retry_after=retry_after)
     if status == 500 and is_schema_complaint(lowered):

@@ -3,8 +3,10 @@
 Normalised meaning (pipeline.chat.messages.Usage):
     prompt_tokens       every input token, cached or not (None if not reported)
     completion_tokens   output tokens including any reasoning tokens (None if not reported)
-    cached_tokens       input tokens read from the provider's prompt cache (part of prompt)
-    cache_write_tokens  input tokens written to the cache (part of prompt)
+    cached_tokens       input tokens read from the provider's prompt cache (part of prompt;
+                        None only without a usage object, 0 when usage names no cache read)
+    cache_write_tokens  input tokens written to the cache (part of prompt; None if not named)
+    reasoning_tokens    completion_tokens_details.reasoning_tokens (part of completion)
 
 Dialects:
     OpenAI / OpenRouter  prompt_tokens, completion_tokens, prompt_tokens_details.cached_tokens
@@ -15,7 +17,8 @@ Dialects:
                                   + cache_creation_input_tokens
     llama-cpp-python     prompt_tokens, completion_tokens only (cached = 0)
     OpenRouter money     `cache_discount` (USD saved by the cache; negative on Anthropic
-                         writes), in the body or its usage: `cache_discount_usd`
+                         writes), in the body or its usage: `cache_discount_usd`;
+                         `usage.cost`, what it charged in USD: `billed_usd`
 
 A field that is absent, null, negative, boolean or not a number counts as not reported: usage is
 bookkeeping, and a quirky provider field must not turn a good answer into a fault.
@@ -31,6 +34,7 @@ from pipeline.chat.messages import Usage
 from pipeline.config.schema import Prices
 
 PER_MILLION = 1_000_000.0
+UPPER_BYTES_PER_TOKEN = 3  # an upper estimate: tokenizers average 3.5-4.5 bytes of English
 
 
 def _count(mapping: Mapping[str, Any] | None, key: str) -> int | None:
@@ -51,9 +55,11 @@ def _first(*values: int | None) -> int | None:
 def parse_usage(body_usage: Mapping[str, Any] | None) -> Usage:
     """Normalise one `usage` object (any dialect above) into a Usage."""
     if not isinstance(body_usage, Mapping):
-        return Usage()
+        return Usage(cached_tokens=None)
     details = body_usage.get("prompt_tokens_details")
     details = details if isinstance(details, Mapping) else None
+    output_details = body_usage.get("completion_tokens_details")
+    output_details = output_details if isinstance(output_details, Mapping) else None
 
     cache_read = _count(body_usage, "cache_read_input_tokens")
     cache_creation = _count(body_usage, "cache_creation_input_tokens")
@@ -84,8 +90,24 @@ def parse_usage(body_usage: Mapping[str, Any] | None) -> Usage:
         prompt_tokens=prompt,
         completion_tokens=completion,
         cached_tokens=cached or 0,
-        cache_write_tokens=writes or 0,
+        cache_write_tokens=writes,
+        reasoning_tokens=_count(output_details, "reasoning_tokens"),
     )
+
+
+def billed_usd(body: Mapping[str, Any]) -> float | None:
+    """What the provider says it charged for the reply (OpenRouter's `usage.cost`, USD); None
+    when the reply carries no charge. A charge may arrive as a numeric string."""
+    usage = body.get("usage")
+    value = usage.get("cost") if isinstance(usage, Mapping) else None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
 
 
 def cache_discount_usd(body: Mapping[str, Any]) -> float | None:
@@ -108,8 +130,9 @@ def cost_usd(usage: Usage, prices: Prices) -> float:
     """
     prompt = usage.prompt_tokens or 0
     completion = usage.completion_tokens or 0
-    cached = min(usage.cached_tokens, prompt) if prompt else usage.cached_tokens
-    writes = usage.cache_write_tokens
+    cached = usage.cached_tokens or 0
+    cached = min(cached, prompt) if prompt else cached
+    writes = usage.cache_write_tokens or 0
     uncached = max(0, prompt - cached - writes)
     cached_price = (
         prices.cached_input_per_mtok
@@ -128,3 +151,24 @@ def cost_usd(usage: Usage, prices: Prices) -> float:
         + completion * prices.output_per_mtok
     )
     return total / PER_MILLION
+
+
+def upper_usage(
+    usage: Usage, body_bytes: int, reply_text: str, max_tokens: int, *, hit_limit: bool = False
+) -> Usage:
+    """The counts a reply did not report, at an upper estimate (docs/protocol.md, "Spend").
+
+    Prompt: the request body's UTF-8 bytes as sent / 3, rounded up (the body's JSON keys
+    and the template's role markers are inside that margin). Completion: the reply text's
+    UTF-8 bytes / 3, rounded up, capped at `max_tokens`; `max_tokens` itself when the reply
+    stopped at the limit (`hit_limit`: hidden reasoning may have used the rest). A reported
+    count is kept as is.
+    """
+    prompt = usage.prompt_tokens
+    if prompt is None:
+        prompt = math.ceil(body_bytes / UPPER_BYTES_PER_TOKEN)
+    completion = usage.completion_tokens
+    if completion is None:
+        completion = min(math.ceil(len(reply_text.encode()) / UPPER_BYTES_PER_TOKEN), max_tokens)
+        completion = max_tokens if hit_limit else completion
+    return Usage(prompt, completion, usage.cached_tokens or 0, usage.cache_write_tokens)

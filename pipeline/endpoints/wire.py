@@ -38,7 +38,7 @@ from pipeline.config.schema import EndpointConfig, Prices
 from pipeline.config.strict import ConfigError
 from pipeline.endpoints.http_status import excerpt
 from pipeline.endpoints.sampling import check_request
-from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
+from pipeline.endpoints.usage import billed_usd, cache_discount_usd, cost_usd, parse_usage
 
 RESPONSE_FORMS = ("json_schema", "json_object_schema", "none")
 SAMPLING_KEYS = (
@@ -259,6 +259,7 @@ def parse_reply(text: str, prices: Prices) -> ChatResponse:
         # A standalone `serve sim` reached through +panel=endpoint still marks its rows.
         simulated=data.get("system_fingerprint") == SIMULATOR_FINGERPRINT,
         cache_discount_usd=cache_discount_usd(data),
+        billed_usd=billed_usd(data),
     )
 
 

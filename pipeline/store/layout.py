@@ -79,5 +79,5 @@ def layout_for(row_columns: Sequence[Column], tables: Sequence[TableSpec]) -> La
     # the engine's record of every request, written on its own like events: an attempt the
     # budget cut has requests and no row
     schemas["requests"] = REQUESTS
-    sort_keys["requests"] = ("row_id", "session", "position")
+    sort_keys["requests"] = ("row_id", "session", "position", "attempt_in_request")
     return Layout(schemas, sort_keys, tuple(t.name for t in tables))

@@ -58,7 +58,11 @@ ROW_OUTCOME = [
     ("prompt_tokens", pa.int64()),
     ("completion_tokens", pa.int64()),
     ("cached_tokens", pa.int64()),
+    ("cache_write_tokens", pa.int64()),
+    ("reasoning_tokens", pa.int64()),
+    ("usage_unreported", pa.int32()),
     ("cost_usd", pa.float64()),
+    ("billed_usd", pa.float64()),
     ("spent_usd", pa.float64()),
     ("cache_hits", pa.int32()),
     ("error_detail", pa.string()),
@@ -68,9 +72,31 @@ ROW_OUTCOME = [
 """The rows table's shared outcome columns (the UnitOutcome and the request boundary's bill);
 the study's own columns follow."""
 
-ADDED_LATER: dict[str, frozenset[str]] = {"rows": frozenset({"spent_usd", "cache_hits"})}
-"""Columns an earlier foldsweep did not write (issue 18): a part without them is read with
-nulls there, so a run directory from before still reads, analyzes and resumes."""
+ADDED_LATER: dict[str, frozenset[str]] = {
+    "rows": frozenset(
+        {
+            "spent_usd",
+            "cache_hits",
+            "cache_write_tokens",
+            "reasoning_tokens",
+            "usage_unreported",
+            "billed_usd",
+        }
+    ),
+    "requests": frozenset(
+        {
+            "attempt_in_request",
+            "error_detail",
+            "server_wait_s",
+            "cache_write_tokens",
+            "reasoning_tokens",
+            "usage_reported",
+            "billed_usd",
+        }
+    ),
+}
+"""Columns an earlier foldsweep did not write (issues 18 and 31): a part without them is read
+with nulls there, so a run directory from before still reads, analyzes and resumes."""
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -114,16 +140,23 @@ REQUESTS = pa.schema(
         ("row_id", pa.string()),
         ("session", pa.int32()),
         ("position", pa.int32()),
-        ("kind", pa.string()),  # chat | template
+        ("attempt_in_request", pa.int32()),  # 0, then 1, 2 ... for each HTTP retry
+        ("kind", pa.string()),  # chat | template | tokenize
         ("purpose", pa.string()),
         ("config_id", pa.string()),
         ("status", pa.int32()),
         ("error", pa.string()),
+        ("error_detail", pa.string()),
+        ("server_wait_s", pa.float64()),
         ("latency_s", pa.float64()),
         ("prompt_tokens", pa.int64()),
         ("completion_tokens", pa.int64()),
         ("cached_tokens", pa.int64()),
+        ("cache_write_tokens", pa.int64()),
+        ("reasoning_tokens", pa.int64()),
+        ("usage_reported", pa.bool_()),
         ("cost_usd", pa.float64()),
+        ("billed_usd", pa.float64()),
         ("spent_usd", pa.float64()),
         ("cache_hit", pa.bool_()),
         ("key_hash", pa.string()),

@@ -9,7 +9,14 @@ and hands it to the study's runner as the runner's `ChatClient`. For each reques
 3. a cached reply answers at no cost (its original cost stays in the science);
 4. otherwise the run's budget must admit the request (pipeline/sweep/budget.py), or the unit
    stops here (`BudgetStop`: not run, `budget_exhausted`);
-5. the reply is stored in the cache before the study sees it, then billed and recorded.
+5. the request is sent; the provider refusing the account (`ProviderCreditsExhausted`, a 402)
+   stops the unit like the budget does (`ProviderCreditsStop`: not run, `provider_credits`);
+6. a reply without complete usage is priced at an upper estimate (`usage.upper_usage`), never
+   $0; the reply is stored in the cache before the study sees it, then billed and recorded:
+   what it spent is the provider's own charge where the reply states one, else that cost.
+
+Records: one per HTTP request actually sent (`attempt_in_request` 0, 1, ... for a request the
+client retried), one per cache hit, rendering and token count.
 
 Everything every study shares is counted here once: the bill (pipeline/sweep/bill.py), the
 live display's counts, and one record per request for the engine's `requests` table
@@ -24,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from pipeline.chat.errors import ProviderCreditsExhausted
 from pipeline.chat.messages import (
     ChatClient,
     ChatRequest,
@@ -34,11 +42,13 @@ from pipeline.chat.messages import (
 )
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.client import EncodedRequest, estimate_tokens
+from pipeline.endpoints.exchange import SentAttempt
 from pipeline.endpoints.template import template_body
+from pipeline.endpoints.usage import cost_usd, upper_usage
 from pipeline.endpoints.wire import build_body, encode_body
 from pipeline.study import Record, UnitSpec
-from pipeline.sweep.bill import BillCounter
-from pipeline.sweep.budget import BudgetGate, BudgetStop
+from pipeline.sweep.bill import BillCounter, spend_of
+from pipeline.sweep.budget import BudgetGate, BudgetStop, ProviderCreditsStop
 from pipeline.sweep.progress import LiveCounts
 from pipeline.sweep.response_cache import ResponseCache
 
@@ -51,7 +61,9 @@ class EncodingClient(Protocol):
 
     def encode(self, request: ChatRequest) -> EncodedRequest: ...
 
-    async def send(self, encoded: EncodedRequest) -> ChatResponse: ...
+    async def send(
+        self, encoded: EncodedRequest, attempts: list[SentAttempt] | None = None
+    ) -> ChatResponse: ...
 
 
 @runtime_checkable
@@ -143,21 +155,41 @@ class RequestBoundary:
                 self._answered(slot, cached, hit=True, latency=0.0)
                 return cached
         reserved = await self._admit(request)
+        sent: list[SentAttempt] = []
         started = time.perf_counter()
         try:
             if encoded is not None:
-                response: ChatResponse = await self.inner.send(encoded)  # type: ignore[attr-defined]
+                response: ChatResponse = await self.inner.send(encoded, sent)  # type: ignore[attr-defined]
             else:
                 response = await self.inner.complete(request)
         except BaseException as exc:
-            self._failed(slot, exc, started, reserved)
+            self._failed(slot, exc, started, reserved, sent)
+            if isinstance(exc, ProviderCreditsExhausted):
+                raise ProviderCreditsStop(exc.provider_message) from exc
             raise
+        if not response.usage.reported:
+            response = replace(response, cost_usd=self._upper_cost(request, payload, response))
         if ctx.cache is not None:
             ctx.cache.put(slot.key, "chat", reply_to_json(response))
         if ctx.gate is not None:
-            ctx.gate.settle(reserved, response.cost_usd)
-        self._answered(slot, response, hit=False, latency=time.perf_counter() - started)
+            ctx.gate.settle(reserved, spend_of(response))
+        self._retried(slot, sent[:-1])
+        latency = sent[-1].latency_s if sent else time.perf_counter() - started
+        self._answered(slot, response, hit=False, latency=latency, attempt=max(0, len(sent) - 1))
         return response
+
+    def _upper_cost(self, request: ChatRequest, payload: bytes, response: ChatResponse) -> float:
+        """A reply without (complete) usage is billed at an upper estimate, never $0."""
+        if not payload:
+            payload = encode_body(build_body(self.context.endpoint, request)[0])
+        usage = upper_usage(
+            response.usage,
+            len(payload),
+            response.text,
+            request.max_tokens,
+            hit_limit=response.finish_reason == "length",
+        )
+        return cost_usd(usage, self.context.endpoint.prices)
 
     # -- template renderings ----------------------------------------------------------------
     async def _template(self, request: ChatRequest) -> str:
@@ -248,7 +280,9 @@ class RequestBoundary:
         cost = prompt * prices.input_per_mtok + request.max_tokens * prices.output_per_mtok
         return cost / 1_000_000
 
-    def _answered(self, slot: _Slot, response: ChatResponse, *, hit: bool, latency: float) -> None:
+    def _answered(
+        self, slot: _Slot, response: ChatResponse, *, hit: bool, latency: float, attempt: int = 0
+    ) -> None:
         step = slot.purpose == self.context.step_purpose
         self.bill.answer(response, hit=hit, step=step)
         counts = self.counts
@@ -256,13 +290,17 @@ class RequestBoundary:
         counts.folds += step
         usage = response.usage
         counts.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
-        counts.cost_usd += response.cost_usd
-        record = self._record(slot, latency=latency, hit=hit)
+        counts.cost_usd += 0.0 if hit else spend_of(response)
+        record = self._record(slot, latency=latency, hit=hit, attempt=attempt)
         record["prompt_tokens"] = usage.prompt_tokens
         record["completion_tokens"] = usage.completion_tokens
         record["cached_tokens"] = usage.cached_tokens
+        record["cache_write_tokens"] = usage.cache_write_tokens
+        record["reasoning_tokens"] = usage.reasoning_tokens
+        record["usage_reported"] = usage.reported
         record["cost_usd"] = response.cost_usd
-        record["spent_usd"] = 0.0 if hit else response.cost_usd
+        record["billed_usd"] = None if hit else response.billed_usd
+        record["spent_usd"] = 0.0 if hit else spend_of(response)
         self.records.append(record)
 
     def _rendered(self, slot: _Slot, *, hit: bool, latency: float) -> None:
@@ -271,16 +309,45 @@ class RequestBoundary:
             self.bill.cache_hits += 1
         self.records.append(self._record(slot, latency=latency, hit=hit))
 
-    def _failed(self, slot: _Slot, exc: BaseException, started: float, reserved: float) -> None:
+    def _retried(self, slot: _Slot, attempts: list[SentAttempt]) -> None:
+        """The attempts a request needed before its answer: each was sent, none was paid."""
+        for index, sent in enumerate(attempts):
+            self.records.append(self._attempt_record(slot, sent, index))
+
+    def _failed(
+        self,
+        slot: _Slot,
+        exc: BaseException,
+        started: float,
+        reserved: float,
+        attempts: list[SentAttempt] | None = None,
+    ) -> None:
         self.counts.failed += 1
         if self.context.gate is not None:
             self.context.gate.settle(reserved, 0.0)  # a failed request is not charged
+        if attempts:
+            for index, sent in enumerate(attempts):
+                self.records.append(self._attempt_record(slot, sent, index))
+            return
         status = getattr(exc, "status", None)
         error = str(getattr(exc, "kind", None) or type(exc).__name__)
         latency = time.perf_counter() - started
-        self.records.append(
-            self._record(slot, latency=latency, hit=False, status=status, error=error)
+        record = self._record(slot, latency=latency, hit=False, status=status, error=error)
+        record["error_detail"] = str(exc) or None
+        self.records.append(record)
+
+    def _attempt_record(self, slot: _Slot, sent: SentAttempt, index: int) -> Record:
+        record = self._record(
+            slot,
+            latency=sent.latency_s,
+            hit=False,
+            status=sent.status,
+            error=sent.error,
+            attempt=index,
         )
+        record["server_wait_s"] = sent.wait_s
+        record["error_detail"] = sent.detail
+        return record
 
     def _record(
         self,
@@ -290,22 +357,30 @@ class RequestBoundary:
         hit: bool,
         status: object = 200,
         error: str | None = None,
+        attempt: int = 0,
     ) -> Record:
         return {
             "run_id": self.spec.run_id,
             "row_id": self.spec.row_id,
             "session": self.context.session,
             "position": slot.position,
+            "attempt_in_request": attempt,
             "kind": slot.kind,
             "purpose": slot.purpose,
             "config_id": self.spec.config_id,
             "status": status if isinstance(status, int) else None,
             "error": error,
+            "error_detail": None,
+            "server_wait_s": None,
             "latency_s": latency,
             "prompt_tokens": None,
             "completion_tokens": None,
-            "cached_tokens": 0,
+            "cached_tokens": None,
+            "cache_write_tokens": None,
+            "reasoning_tokens": None,
+            "usage_reported": None,
             "cost_usd": 0.0,
+            "billed_usd": None,
             "spent_usd": 0.0,
             "cache_hit": hit,
             "key_hash": slot.key or None,
@@ -330,12 +405,14 @@ def reply_to_json(response: ChatResponse) -> dict[str, Any]:
             usage.completion_tokens,
             usage.cached_tokens,
             usage.cache_write_tokens,
+            usage.reasoning_tokens,
         ],
         "refusal": response.refusal,
         "cost_usd": response.cost_usd,
         "schema_adapted": response.schema_adapted,
         "simulated": response.simulated,
         "cache_discount_usd": response.cache_discount_usd,
+        "billed_usd": response.billed_usd,
         "sent_sampling": dict(response.sent_sampling),
     }
 
@@ -349,17 +426,20 @@ def reply_from_json(data: dict[str, Any]) -> ChatResponse | None:
 
 
 def _reply(data: dict[str, Any]) -> ChatResponse:
-    prompt, completion, cached, written = data["usage"]
+    counts = data["usage"]
+    prompt, completion, cached, written = counts[:4]
+    reasoning = counts[4] if len(counts) > 4 else None  # entries from before issue 31 have 4
     if not isinstance(data["text"], str) or not isinstance(data["sent_sampling"], dict):
         raise TypeError("not a stored reply")
     return ChatResponse(
         text=data["text"],
         finish_reason=data["finish_reason"],
-        usage=Usage(prompt, completion, cached, written),
+        usage=Usage(prompt, completion, cached, written, reasoning),
         refusal=data["refusal"],
         cost_usd=data["cost_usd"],
         schema_adapted=data["schema_adapted"],
         simulated=data["simulated"],
         cache_discount_usd=data["cache_discount_usd"],
+        billed_usd=data.get("billed_usd"),
         sent_sampling=data["sent_sampling"],
     )

@@ -29,6 +29,7 @@ from typing import Protocol
 from pipeline.config.schema import BudgetConfig
 
 BUDGET_STOP = "budget_exhausted"
+PROVIDER_CREDITS = "provider_credits"  # the not-run reason of a provider's 402 stop
 
 
 class BudgetStop(BaseException):
@@ -37,6 +38,19 @@ class BudgetStop(BaseException):
     A BaseException so that no study's `except Exception` can turn it into data: a study
     never decides what a budget stop means.
     """
+
+    reason = BUDGET_STOP
+
+
+class ProviderCreditsStop(BudgetStop):
+    """The provider refused to bill the account (HTTP 402: out of credits, a key's spend
+    limit): the unit ends not run (`provider_credits`) and the run stops like a budget stop."""
+
+    reason = PROVIDER_CREDITS
+
+    def __init__(self, provider_message: str) -> None:
+        super().__init__(provider_message)
+        self.provider_message = provider_message
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ Rules:
   are awaited (each ends at its next request), and a resume continues the cut units, their
   earlier requests answered from the response cache. The coordinator itself also stops
   dispatching once what was spent reaches a budget.
+- Under `budget.usd` a budget buys whole units (pipeline/sweep/unit_budget.py): a unit starts
+  only while the spend, the expected cost of the units in flight and its own fit the budget,
+  in the specs' order (the head of the queue waits; nothing behind it jumps ahead). When
+  nothing is in flight and the head still does not fit, the sweep stops as
+  `budget_exhausted`.
 - A signal stops dispatching; attempts already in flight are awaited and written. What never
   ran is reported as not run with the reason.
 - Totals count collected attempts: `cost_usd` is what this session paid (`spent_usd`: cache
@@ -36,6 +41,7 @@ from pipeline.study import UnitSpec
 from pipeline.sweep.progress import EndpointLive, ProgressView
 from pipeline.sweep.rows import UnitRecords
 from pipeline.sweep.sink import Sink
+from pipeline.sweep.unit_budget import StartCheck, UnitCosts, UnitKind, kind_of, learning, may_start
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ class SweepOutcome:
     attempts: int
     cache_hits: int = 0
     cut: int = 0  # attempts the budget stopped mid-flight (their units are not run)
+    stop_reason: str | None = None  # why the first cut came: budget_exhausted | provider_credits
+    stop_detail: str | None = None  # the provider's own message, for provider_credits
 
 
 class Coordinator:
@@ -83,6 +91,7 @@ class Coordinator:
         progress: ProgressView | None = None,
         should_stop: Callable[[], bool] = lambda: False,
         poll_s: float = 0.2,
+        first_guess: Mapping[str, float] | None = None,
     ) -> None:
         self.dispatcher = dispatcher
         self.sink = sink
@@ -98,8 +107,15 @@ class Coordinator:
         self.attempts = 0
         self.cache_hits = 0
         self.cut: list[UnitSpec] = []
+        self.stop_reason: str | None = None  # a cut's reason: budget_exhausted, provider_credits
+        self.stop_detail: str | None = None  # what the provider said, for provider_credits
         self.stopping: RunStatus | None = None
         self.in_flight_total = 0
+        # a budget buys whole units: the dearest finished unit per endpoint, and each
+        # endpoint's worst case before any unit finished (unit_budget.py)
+        self.unit_costs = UnitCosts()
+        self.first_guess: Mapping[str, float] = first_guess or {}
+        self.in_flight_by: dict[UnitKind, int] = {}
         self.live_source: LiveSource | None = None
         if progress is not None and progress.wants_live and isinstance(dispatcher, LiveSource):
             self.live_source = dispatcher
@@ -115,15 +131,30 @@ class Coordinator:
         held: deque[UnitSpec] = deque()
         while queue and free > 0 and not self._spent():
             spec = queue.popleft()
-            if room[spec.config_id] > 0:
+            cid, kind = spec.config_id, kind_of(spec)
+            if room[cid] <= 0:
+                held.append(spec)
+            elif learning(kind, self._start_check(), self.unit_costs):
+                held.append(spec)  # its kind's cost is being learnt: the endpoint waits
+                room[cid] = 0
+            elif not self._affordable(kind):
+                held.append(spec)  # the budget does not cover it yet: nothing jumps ahead
+                break
+            else:
                 self.dispatcher.submit(spec)
                 self.in_flight_total += 1
-                self.sink.event("dispatch", config_id=spec.config_id, row_id=spec.row_id)
-                room[spec.config_id] -= 1
+                self.in_flight_by[kind] = self.in_flight_by.get(kind, 0) + 1
+                self.sink.event("dispatch", config_id=cid, row_id=spec.row_id)
+                room[cid] -= 1
                 free -= 1
-            else:
-                held.append(spec)
         queue.extendleft(reversed(held))  # held specs go back in front, in order
+
+    def _start_check(self) -> StartCheck:
+        return StartCheck(self.budget.usd, self.cost, self.in_flight_by)
+
+    def _affordable(self, kind: UnitKind) -> bool:
+        """May one more unit of `kind` start under `budget.usd`? (unit_budget.py)"""
+        return may_start(kind, self._start_check(), self.unit_costs, self.first_guess)
 
     def _collect(self, completion: Completion, queue: deque[UnitSpec]) -> None:
         spec = completion.spec
@@ -135,15 +166,23 @@ class Coordinator:
         outcome, bill = records.outcome, records.bill
         self.sink.add(records)
         self.in_flight_total -= 1
+        self.in_flight_by[kind_of(spec)] -= 1
         self.cost += bill.spent_usd
         self.requests += bill.paid_requests
         self.cache_hits += bill.cache_hits
         if records.cut is not None:  # the budget stopped it: not run, continued on resume
             self.cut.append(spec)
-            self.sink.event("budget_cut", config_id=spec.config_id, row_id=spec.row_id, cut=True)
+            self.sink.event(
+                "budget_cut", config_id=spec.config_id, row_id=spec.row_id, cut=records.cut
+            )
+            if self.stop_reason is None:  # the first stop names why (budget or provider 402)
+                self.stop_reason = records.cut
+                self.stop_detail = outcome.error_detail
             self.stopping = self.stopping or "budget_exhausted"
             return
         self.attempts += 1
+        if completion.records is not None and not outcome.retryable:  # ran to its end
+            self.unit_costs.observe(kind_of(spec), max(bill.cost_usd, bill.spent_usd))
         self.sink.event(
             "complete",
             config_id=spec.config_id,
@@ -171,11 +210,13 @@ class Coordinator:
             requests is not None and self.requests >= requests
         )
 
-    def _check_guards(self, queued: int) -> None:
+    def _check_guards(self, queue: deque[UnitSpec]) -> None:
         if self.stopping:
             return
-        if queued > 0 and self._spent():  # with nothing left to dispatch, nothing to stop
+        if queue and self._spent():  # with nothing left to dispatch, nothing to stop
             self.stopping = "budget_exhausted"
+        elif queue and not self.dispatcher.busy() and not self._affordable(kind_of(queue[0])):
+            self.stopping = "budget_exhausted"  # what is left cannot buy the next unit
         elif self.should_stop():
             self.stopping = "stopped"
         if self.stopping:
@@ -204,18 +245,20 @@ class Coordinator:
             attempts=self.attempts,
             cache_hits=self.cache_hits,
             cut=len(self.cut),
+            stop_reason=self.stop_reason,
+            stop_detail=self.stop_detail,
         )
 
     def _loop(self, queue: deque[UnitSpec]) -> None:
         while queue or self.dispatcher.busy():
-            self._check_guards(len(queue))
+            self._check_guards(queue)
             if not self.stopping:
                 self._dispatch(queue)
             elif not self.dispatcher.busy():
                 break
             for completion in self.dispatcher.poll(self.poll_s):
                 self._collect(completion, queue)
-            self._check_guards(len(queue))
+            self._check_guards(queue)
             self.sink.maybe_flush()
             if self.progress:
                 live = self.live_source.live() if self.live_source is not None else None

@@ -21,7 +21,7 @@ from pipeline.config.schema import EndpointConfig
 from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
-from pipeline.sweep.budget import budget_set
+from pipeline.sweep.budget import PROVIDER_CREDITS, budget_set
 from pipeline.sweep.claim import claimed_session
 from pipeline.sweep.coordinator import Coordinator, SweepOutcome
 from pipeline.sweep.history import (
@@ -60,6 +60,7 @@ from pipeline.sweep.servers import EndpointServers
 from pipeline.sweep.session import RunSession
 from pipeline.sweep.sink import Sink
 from pipeline.sweep.start import StartResolver
+from pipeline.sweep.unit_budget import budget_preview
 from pipeline.sweep.worker import WorkerSettings
 from pipeline.usererror import UserError
 
@@ -127,6 +128,11 @@ def _coordinate(
     from pipeline.sweep.actors import RayDispatcher
 
     specs = session.owed_specs()
+    endpoints = [s.endpoint for s in settings.values()]
+    spent = session.spent()
+    line, guess = budget_preview(p.cfg.budget.usd, p.study, endpoints, specs, spent["cost_usd"])
+    if line is not None:  # what the budget buys, before the first unit (issue 31 §6)
+        print(line, file=sys.stderr, flush=True)
     progress = ProgressView(len(specs), enabled=p.cfg.progress, labels=p.study.progress_labels)
     caps = _caps(settings)
     coordinator = Coordinator(
@@ -138,8 +144,9 @@ def _coordinate(
         lost_records=lost_records_builder(p, settings),
         progress=progress,
         should_stop=should_stop,
+        first_guess=guess,
     )
-    coordinator.carry_over(**session.spent())
+    coordinator.carry_over(**spent)
     try:
         return coordinator.run(specs)
     finally:
@@ -209,6 +216,9 @@ def _close_session(
     }
     if servers.fatal is not None:
         extra["error"] = servers.fatal
+    if outcome.stop_reason == PROVIDER_CREDITS:  # the not-run reason, and what it said
+        extra["stop_reason"] = outcome.stop_reason
+        extra["provider_message"] = outcome.stop_detail
     ray.get([w.close.remote() for w in distinct(workers)])
     closed = session.finish(status, extra)
     closed = session.write(with_session_bill(closed, extra["totals"]))
@@ -423,7 +433,8 @@ def _session_manifest(p: Prepared) -> Manifest:
 
 def _reopened(manifest: Manifest) -> Manifest:
     """A resumed run's manifest: running again, without what ended its last session."""
-    extra = {k: v for k, v in manifest.extra.items() if k not in ("error", "aborted")}
+    ended = ("error", "aborted", "stop_reason", "provider_message")
+    extra = {k: v for k, v in manifest.extra.items() if k not in ended}
     return dataclasses.replace(manifest, status="running", finished_at=None, extra=extra)
 
 
@@ -478,5 +489,8 @@ def _ending(
         run_dir=run_dir,
         cache_hits=int(manifest.extra.get("totals", {}).get("cache_hits", 0)),
         budget=p.cfg.budget,
+        provider_message=manifest.extra.get("provider_message")
+        if manifest.extra.get("stop_reason") == PROVIDER_CREDITS
+        else None,
     )
     return SweepEnd(run_dir, status, summary.EXIT_OK, paragraph, report)

@@ -42,9 +42,17 @@ class UnitRecords:
     cut: str | None = None
 
 
-def cut_records(spec: UnitSpec, reason: str, bill: Bill, requests: Sequence[Record]) -> UnitRecords:
-    """An attempt the engine stopped mid-flight: no row, its requests, its bill."""
-    outcome = UnitOutcome(False, reason, retryable=False)
+def cut_records(
+    spec: UnitSpec,
+    reason: str,
+    bill: Bill,
+    requests: Sequence[Record],
+    *,
+    detail: str | None = None,
+) -> UnitRecords:
+    """An attempt the engine stopped mid-flight: no row, its requests, its bill; `detail` is
+    what the provider said, for a stop it caused (`provider_credits`)."""
+    outcome = UnitOutcome(False, reason, retryable=False, error_detail=detail)
     return UnitRecords(outcome, {}, {}, bill, tuple(requests), cut=reason)
 
 
@@ -96,7 +104,11 @@ def unit_records(
         "prompt_tokens": bill.prompt_tokens,
         "completion_tokens": bill.completion_tokens,
         "cached_tokens": bill.cached_tokens,
+        "cache_write_tokens": bill.cache_write_tokens,
+        "reasoning_tokens": bill.reasoning_tokens,
+        "usage_unreported": bill.usage_unreported,
         "cost_usd": bill.cost_usd,
+        "billed_usd": bill.billed_usd,
         "spent_usd": bill.spent_usd,
         "cache_hits": bill.cache_hits,
         "error_detail": outcome.error_detail,

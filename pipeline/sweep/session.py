@@ -68,9 +68,13 @@ class RunSession:
         self._new: list[Record] = []
         self._rows: pa.Table | None = self._prior
         # what the run's requests paid: budgets count money spent, not replies' cost
-        requests = read_table(run_dir, "requests", layout).select(["spent_usd", "cache_hit"])
+        requests = read_table(run_dir, "requests", layout).select(
+            ["spent_usd", "cache_hit", "attempt_in_request"]
+        )
         self._paid_usd = float(pc.sum(requests.column("spent_usd")).as_py() or 0.0)
-        self._sent = requests.num_rows - int(pc.sum(requests.column("cache_hit")).as_py() or 0)
+        first = pc.fill_null(pc.equal(requests.column("attempt_in_request"), 0), True)
+        sent = pc.and_(pc.invert(pc.fill_null(requests.column("cache_hit"), False)), first)
+        self._sent = int(pc.sum(sent).as_py() or 0)
         self._requests_on_record = requests.num_rows > 0
 
     # -- rows -------------------------------------------------------------------------------
@@ -91,7 +95,7 @@ class RunSession:
         """Request records this session committed (the Sink's), for the run's spend."""
         for record in records:
             self._paid_usd += record["spent_usd"] or 0.0
-            self._sent += not record["cache_hit"]
+            self._sent += _sent_request(record)
         self._requests_on_record = self._requests_on_record or bool(records)
 
     def spent(self) -> dict[str, float]:
@@ -170,6 +174,14 @@ class RunSession:
         self.plan = self._plan_with_statuses()
         write_plan(self.run_dir, self.plan)
         unfinished = None if status in ("completed", "nothing_ran") else status
+        if unfinished is not None and isinstance(extra.get("stop_reason"), str):
+            unfinished = extra["stop_reason"]  # e.g. provider_credits, under budget_exhausted
         counts = outcome_counts(self.plan, self.rows(), unfinished_as=unfinished)
         closed = self.manifest.finish(status, counts)
         return self.write(dataclasses.replace(closed, extra={**closed.extra, **extra}))
+
+
+def _sent_request(record: Record) -> bool:
+    """A request counted against `budget.requests`: sent, not a cache hit, and its first
+    HTTP attempt (a retry is the same request again; the requests table holds each)."""
+    return not record["cache_hit"] and not record.get("attempt_in_request")

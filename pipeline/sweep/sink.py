@@ -159,7 +159,10 @@ class Sink:
 
     def flush(self) -> None:
         if self.requests:
-            ids = [f"{r['row_id']}#{r['session']}#{r['position']}" for r in self.requests]
+            ids = [
+                f"{r['row_id']}#{r['session']}#{r['position']}#{r['attempt_in_request']}"
+                for r in self.requests
+            ]
             name = part_name(self.seq, ids)
             write_part(self.run_dir, "requests", self.requests, part_name=name, layout=self.layout)
             self.seq += 1

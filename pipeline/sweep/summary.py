@@ -69,6 +69,7 @@ def summary_paragraph(
     run_dir: Path,
     cache_hits: int = 0,
     budget: BudgetConfig | None = None,
+    provider_message: str | None = None,
 ) -> str:
     """The paragraph a completed (or budget-stopped) sweep prints on stderr (`cost_usd` and
     `requests`: what the run paid and sent, all sessions; `cache_hits`: this session's)."""
@@ -76,6 +77,8 @@ def summary_paragraph(
     if simulated:
         words.append("SIMULATED run: every row comes from simulated endpoints, not a real model.")
     verb = "stopped by its budget" if status == "budget_exhausted" else status
+    if provider_message is not None:
+        verb = "stopped: the provider refused to bill further"
     words.append(f"Sweep {verb}.")
     if counts is not None:
         words.append(
@@ -90,8 +93,15 @@ def summary_paragraph(
     if status != "budget_exhausted":
         return _wrap(" ".join([*words, tail]))
     # the command a user copies goes alone on its own line, never wrapped (issue 19)
-    words.append("To run the rest under a larger budget:")
-    command = f"{resume_command(run_dir)} {budget_advice(budget, cost_usd, requests)}"
+    if provider_message is not None:  # the provider's 402, not our budget
+        words.append(
+            f"The provider refused to bill further (HTTP 402: {provider_message}). "
+            "Add credits or raise the key's limit, then:"
+        )
+        command = resume_command(run_dir)
+    else:
+        words.append("To run the rest under a larger budget:")
+        command = f"{resume_command(run_dir)} {budget_advice(budget, cost_usd, requests)}"
     return "\n".join([_wrap(" ".join(words)), f"  {command}", _wrap(tail)])
 
 

@@ -34,7 +34,7 @@ from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
 from pipeline.study import Study, UnitContext, UnitRunner, UnitSpec
 from pipeline.sweep.boundary import BoundaryContext, RequestBoundary, endpoint_identity
-from pipeline.sweep.budget import BUDGET_STOP, BudgetGate, BudgetStop
+from pipeline.sweep.budget import BudgetGate, BudgetStop
 from pipeline.sweep.progress import EndpointLive, LiveCounts
 from pipeline.sweep.response_cache import ResponseCache
 from pipeline.sweep.rows import RowContext, UnitRecords, cut_records, unit_records
@@ -210,8 +210,10 @@ class EndpointWorkerCore:
         unit = UnitContext(seed=ctx.seed, temperature=self.settings.temperature)
         try:
             result = await self.runner.run(spec, boundary, unit)
-        except BudgetStop:
-            return cut_records(spec, BUDGET_STOP, boundary.bill.bill(), boundary.records)
+        except BudgetStop as stop:  # the budget, or the provider's 402 (ProviderCreditsStop)
+            return cut_records(
+                spec, stop.reason, boundary.bill.bill(), boundary.records, detail=str(stop) or None
+            )
         finished = datetime.now(UTC)
         bill = boundary.bill.bill()
         return unit_records(

@@ -18,6 +18,7 @@ from pipeline.chat.errors import (
     EndpointError,
     HttpStatusFault,
     InFlightBudgetExhausted,
+    ProviderCreditsExhausted,
     InfrastructureFault,
     MalformedEnvelope,
     RequestRejected,
@@ -53,7 +54,7 @@ LLAMA_CPP_CONTEXT_400 = (
         (503, "overloaded", HttpStatusFault, None),
         (504, "", HttpStatusFault, None),
         (402, '{"error": {"code": "in_flight_budget_exhausted"}}', InFlightBudgetExhausted, None),
-        (402, '{"error": "insufficient credits"}', RequestRejected, "http_402"),
+        (402, '{"error": "insufficient credits"}', ProviderCreditsExhausted, None),
         (500, LLAMA_CPP_SCHEMA_500, RequestRejected, "schema_unsupported"),
         (400, LLAMA_CPP_CONTEXT_400, RequestRejected, "context_too_long"),
         (

@@ -17,7 +17,7 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
         (
             "llama-cpp-python",
             {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
-            Usage(120, 30, 0, 0),
+            Usage(120, 30, 0, None),
         ),
         (
             "openai cached",
@@ -26,7 +26,7 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
                 "completion_tokens": 50,
                 "prompt_tokens_details": {"cached_tokens": 1536},
             },
-            Usage(2000, 50, 1536, 0),
+            Usage(2000, 50, 1536, None),
         ),
         (
             "openrouter cache write",
@@ -38,6 +38,15 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
             Usage(3000, 10, 0, 2500),
         ),
         (
+            "openai reasoning",
+            {
+                "prompt_tokens": 30,
+                "completion_tokens": 400,
+                "completion_tokens_details": {"reasoning_tokens": 384},
+            },
+            Usage(30, 400, 0, None, 384),
+        ),
+        (
             "deepseek",
             {
                 "prompt_tokens": 900,
@@ -45,7 +54,7 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
                 "prompt_cache_hit_tokens": 640,
                 "prompt_cache_miss_tokens": 260,
             },
-            Usage(900, 40, 640, 0),
+            Usage(900, 40, 640, None),
         ),
         (
             "deepseek without prompt_tokens",
@@ -54,7 +63,7 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
                 "prompt_cache_hit_tokens": 640,
                 "prompt_cache_miss_tokens": 260,
             },
-            Usage(900, 40, 640, 0),
+            Usage(900, 40, 640, None),
         ),
         (
             "anthropic (input excludes cache)",
@@ -76,7 +85,7 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
             },
             Usage(1200, 20, 800, 300),
         ),
-        ("absent", None, Usage()),
+        ("absent", None, Usage(cached_tokens=None)),
         ("empty", {}, Usage()),
         (
             "garbage values",
@@ -87,11 +96,11 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
             },
             Usage(),
         ),
-        ("float counts", {"prompt_tokens": 12.0, "completion_tokens": 3.0}, Usage(12, 3, 0, 0)),
+        ("float counts", {"prompt_tokens": 12.0, "completion_tokens": 3.0}, Usage(12, 3, 0, None)),
         (
             "null details",
             {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": None},
-            Usage(5, 1, 0, 0),
+            Usage(5, 1, 0, None),
         ),
     ],
 )
