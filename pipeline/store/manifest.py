@@ -81,6 +81,12 @@ EXTRA_SCHEMA: Mapping[str, ExtraKey] = {
         _list_of(dict), "list of objects", "stale run-dir locks taken over (holder, by whom)"
     ),
     "aborted": ExtraKey(_is(bool), "boolean", "a second signal stopped the session at once"),
+    "stop_reason": ExtraKey(
+        _is(str), "string", "why a budget_exhausted session stopped, when not the budget"
+    ),
+    "provider_message": ExtraKey(
+        _optional(_is(str)), "string or null", "what the provider said when it refused to bill"
+    ),
 }
 """Every key the manifest's `extra` may hold (issue 18: typed, not a bag). A key not listed
 is refused when written (a bug: add it here with its meaning) and when read (the manifest was
