@@ -97,6 +97,15 @@ class Sink:
 
     def add(self, records: UnitRecords) -> None:
         self.requests.extend(records.requests)
+        for request in records.requests:  # the server asked the endpoint to wait (issue 31)
+            if request.get("server_wait_s") is not None:
+                self.event(
+                    "server_wait",
+                    config_id=request["config_id"],
+                    row_id=request["row_id"],
+                    status=request["status"],
+                    wait_s=request["server_wait_s"],
+                )
         if records.cut is not None:  # no row: the unit is not run
             return
         self.rows.append(records.row)
