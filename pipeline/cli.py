@@ -18,7 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "analyze": "run every analysis job on a run directory",
     "report": "write RUN_DIR/analysis/report.md with figures",
     "query": "run Polars SQL over a run's tables",
-    "serve": "serve a simulated or local endpoint until stopped",
+    "serve": "serve a simulated, local or replay endpoint until stopped",
     "cache": "the response cache: path, list, prune or clear (a run's or the shared one)",
     "traces": "scan reasoning traces (length, quality) or class chat templates offline",
     "view": "browse run directories in a local web viewer, or --export one HTML file",

@@ -64,6 +64,13 @@ class Usage:
     reasoning_tokens: int | None = None  # part of completion_tokens
 
     @property
+    def overlapping(self) -> bool:
+        """Cache reads and writes that together exceed the prompt: the provider counted the
+        same tokens as both (pipeline/endpoints/usage.py prices them so)."""
+        prompt, cached, writes = self.prompt_tokens, self.cached_tokens, self.cache_write_tokens
+        return prompt is not None and (cached or 0) + (writes or 0) > prompt and bool(writes)
+
+    @property
     def reported(self) -> bool:
         """Both counts a bill needs were reported (else the engine bills an upper estimate)."""
         return self.prompt_tokens is not None and self.completion_tokens is not None

@@ -2,6 +2,12 @@
 
 Verdicts are per configuration and per request shape (DESIGN §4): they describe an endpoint
 and the exact request the planned arms would send, never a model alone.
+
+Where the provider stated what it charged for probe replies (`billed_usd` on a sample; `--json`
+keeps it with the estimate `cost_usd`), the table is followed by one line per configuration
+saying so, and by "prices in the panel are stale for X: probe billed $a, estimated $b" where
+the estimate is more than 5% off (pipeline/stale_prices.py, the rule the report's
+Requests section applies too).
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from functools import partial
 from pathlib import Path
 
 from pipeline.config import EndpointConfig, RunConfig
-from pipeline.endpoints.probe import ProbeVerdict, probe
+from pipeline.endpoints.probe import ProbeVerdict, probe, probe_charges
+from pipeline.stale_prices import usd
 from pipeline.study import ProbePlan
 from pipeline.sweep.probing import arm_needs, shapes_needed
 
@@ -65,4 +72,20 @@ def main(argv: list[str]) -> int:
     width = max((len(v.config_id) for v in verdicts), default=10)
     for v in verdicts:
         print(f"{v.config_id:<{width}}  {v.shape:<18}  {v.verdict:<40}  {v.detail}")
+    for line in charge_lines(verdicts):
+        print(line)
     return 0
+
+
+def charge_lines(verdicts: Sequence[ProbeVerdict]) -> list[str]:
+    """What the providers billed for the probe replies, and the stale-prices flags."""
+    lines: list[str] = []
+    for config_id, charges in sorted(probe_charges(verdicts).items()):
+        lines.append(
+            f"{config_id}: {charges.replies} probe replies billed {usd(charges.billed_usd)}, "
+            f"estimated at the panel's prices {usd(charges.estimated_usd)}"
+        )
+        stale = charges.stale_line(config_id, billed_by="probe billed")
+        if stale is not None:
+            lines.append(stale)
+    return ["", *lines] if lines else []

@@ -1,4 +1,4 @@
-"""`python -m pipeline serve sim|local [options]`: a standalone endpoint until SIGINT/SIGTERM.
+"""`python -m pipeline serve sim|local|replay [options]`: an endpoint until SIGINT or SIGTERM.
 
 `serve sim` starts one simulated endpoint per configuration (pseudo-model profiles from
 `profiles_for(--configs, --sim-seed)`, planted facts from the fixture of `--scenario`/`--seed`)
@@ -6,7 +6,10 @@ and prints one line per server on stdout, `BASE_URL MODEL`, flushed as soon as i
 With `--port N` and several configs the servers take N, N+1, ...; port 0 picks free ports.
 On exit it prints each server's counters as one JSON line on stderr. The API key is read from
 the variable named by `--api-key-env` and never printed. `serve local` parses its options here
-and delegates to `pipeline.endpoints.local_serve.serve_local`.
+and delegates to `pipeline.endpoints.local_serve.serve_local`. `serve replay DIR [--port N]
+[--order cycle|fixed] [--file NAME]` serves the recordings under DIR (every status; the
+order is `pipeline.endpoints.replay`'s), prints `BASE_URL MODEL` per served model, and on
+exit one JSON line on stderr: how many times each recording was served.
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ from pipeline.carrier.config import ScenarioConfig
 from pipeline.commands.args import CommandParser
 from pipeline.config.load import available, conf_dir
 from pipeline.config.strict import build
+from pipeline.endpoints.replay import ReplayServer
 from pipeline.endpoints.sim import FAULT_KINDS, SimOptions, SimServer
 from pipeline.simulated import SimBehaviour
 from pipeline.usererror import UserError
 
-_USAGE = "usage: python -m pipeline serve sim|local [options]  (serve sim --help for options)"
+_USAGE = (
+    "usage: python -m pipeline serve sim|local|replay [options]  (serve sim --help for options)"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,8 +65,10 @@ def main(argv: list[str]) -> int:
     kind, rest = argv[0], argv[1:]
     if kind == "local":
         return _serve_local(rest)
+    if kind == "replay":
+        return _serve_replay(rest)
     if kind != "sim":
-        raise UserError(f"serve: unknown endpoint kind '{kind}'; use sim or local")
+        raise UserError(f"serve: unknown endpoint kind '{kind}'; use sim, local or replay")
     args = _parser().parse_args(rest)
     if args.configs < 1:
         raise UserError("serve sim: --configs must be at least 1")
@@ -88,6 +96,48 @@ def _serve_local(argv: list[str]) -> int:
     return serve_local(
         args.model, port=args.port, log_dir=args.log_dir, print_key=args.print_key
     )
+
+
+def _serve_replay(argv: list[str]) -> int:
+    from pipeline.endpoints.recording import load_recordings
+    from pipeline.endpoints.replay import ORDERS, ReplayOptions, ReplayServer, served_models
+
+    parser = CommandParser(
+        "serve replay",
+        description="Serve recorded provider replies (OpenAI-compatible, loopback).",
+    )
+    parser.add_argument("dir", type=Path, help="the recordings directory")
+    parser.add_argument("--port", type=int, default=0, help="port; 0 = a free port")
+    parser.add_argument("--order", choices=ORDERS, default="cycle", help="cycle or fixed")
+    parser.add_argument("--file", default=None, help="the recording --order fixed serves")
+    args = parser.parse_args(argv)
+    try:
+        models = served_models(load_recordings(args.dir), args.order, args.file)
+    except ValueError as exc:
+        raise UserError(f"serve replay: {exc}") from None
+    server = ReplayServer(models, ReplayOptions(port=args.port))
+    return asyncio.run(_serve_replay_until_stopped(server))
+
+
+async def _serve_replay_until_stopped(server: ReplayServer) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        try:
+            url = await server.start()
+        except OSError as exc:
+            raise UserError(f"serve replay: cannot listen: {exc.strerror or exc}") from None
+        for model in server.models:
+            print(f"{url} {model}", flush=True)
+        await stop.wait()
+    finally:
+        await server.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    print(json.dumps({"served": server.served()}), file=sys.stderr, flush=True)
+    return 0
 
 
 def _build_servers(args: argparse.Namespace) -> list[SimServer]:

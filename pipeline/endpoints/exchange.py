@@ -46,8 +46,10 @@ class SentAttempt:
     detail: str | None = None
 
     @classmethod
-    def failed(cls, exc: Exception, latency_s: float) -> SentAttempt:
-        status = getattr(exc, "status", None)
+    def failed(cls, exc: Exception, latency_s: float, *, status: int | None = None) -> SentAttempt:
+        """`status`: the reply's, where the exception does not carry it (a 2xx whose body was
+        an error or not an answer)."""
+        status = getattr(exc, "status", status)
         wait = getattr(exc, "retry_after", None)
         return cls(
             status if isinstance(status, int) and status > 0 else None,

@@ -6,8 +6,9 @@ table row per status and body.
 
     408, 429, 5xx                      HttpStatusFault (retry_after from Retry-After)
     402 + in_flight_budget_exhausted   InFlightBudgetExhausted
-    other 402                          ProviderCreditsExhausted: out of credits or over a key's
-                                       spend limit; the run stops (never a unit's invalidity)
+    other 402, 429 insufficient_quota  ProviderCreditsExhausted: out of credits or over a key's
+                                       spend limit (OpenAI answers that with a 429); the run
+                                       stops (never a unit's invalidity)
     500 + json_schema/response_format  RequestRejected(schema_unsupported): llama-cpp-python
           not supported / validation   answers OpenAI's json_schema form with a 500 every time
     400 mentioning the context         RequestRejected(context_too_long)
@@ -189,8 +190,8 @@ def status_error(  # noqa: PLR0911 - one return per row of the policy table
     text = error_message(body) or excerpt(body)
     if status == 402 and "in_flight_budget_exhausted" in lowered:
         return InFlightBudgetExhausted(f"HTTP 402: {text}", retry_after=retry_after)
-    if status == 402:
-        return ProviderCreditsExhausted(status, text)
+    if status == 402 or (status == 429 and "insufficient_quota" in lowered):
+        return ProviderCreditsExhausted(status, text)  # OpenAI says "out of quota" with a 429
     if status in (408, 429):
         return HttpStatusFault(status, text, retry_after=retry_after)
     if status == 500 and is_schema_complaint(lowered):

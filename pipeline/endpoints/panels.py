@@ -1,7 +1,7 @@
 """Panels: from the run config to the list of served configurations that may be swept.
 
 Two steps, both pure apart from reading YAML and the catalog snapshot:
-- `materialize(cfg)` turns the selected panel (none, local, sim, endpoint, hosted) into a
+- `materialize(cfg)` turns the selected panel (none, local, sim, endpoint, hosted, replay) into a
   PanelConfig whose `configs` are concrete EndpointConfigs;
 - `resolve(panel, catalog)` applies the panel's static admission rule (catalog membership and
   the recency rule) and says, for every configuration, whether it is in and, if not, why.
@@ -43,7 +43,7 @@ from pipeline.endpoints.limit_groups import check_limit_groups
 from pipeline.user_files import read_bounded
 from pipeline.usererror import UserError
 
-KINDS = ("hosted", "local", "sim", "endpoint", "offline")
+KINDS = ("hosted", "local", "sim", "endpoint", "offline", "replay")
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,10 @@ def materialize(cfg: RunConfig) -> PanelConfig:
         panel = dataclasses.replace(cfg.panel, configs=_endpoint_configs(cfg))
     elif cfg.panel.kind in ("hosted", "local"):
         panel = cfg.panel
+    elif cfg.panel.kind == "replay":
+        from pipeline.endpoints.replay_panel import replay_configs  # reads the recordings
+
+        panel = dataclasses.replace(cfg.panel, configs=replay_configs(cfg.panel, cfg.replay))
     elif cfg.panel.kind == "offline":
         _no_endpoints(cfg.panel)
         panel = cfg.panel

@@ -38,6 +38,11 @@ on a tie). One empty or malformed reply is therefore never enough. `unreachable`
 the second is a refused key. Every sample is kept on the verdict (`samples`), and the rule is
 recorded with the verdicts in the manifest.
 
+Money (issue 31): a sample judged by a reply keeps the reply's estimate at the configuration's
+prices (`cost_usd`, None when the reply reported no usage: no estimate to set beside a charge)
+and what the provider said it charged (`billed_usd`, None when it did not say), so the prices
+can be checked before a sweep relies on them (`probe_charges`, pipeline/stale_prices.py).
+
 A context length that neither the config nor /models states is "ok" with detail "unverified":
 probing it by sending a prompt of the needed size would cost a full-size request per endpoint,
 and a too-long prompt during the sweep is a clean RequestRejected anyway.
@@ -62,8 +67,15 @@ from pipeline.chat.errors import (
     RequestRejected,
     TimeoutFault,
 )
-from pipeline.chat.messages import ChatClient, ChatMessage, ChatRequest, ResponseSchema
+from pipeline.chat.messages import (
+    ChatClient,
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    ResponseSchema,
+)
 from pipeline.config.schema import EndpointConfig
+from pipeline.stale_prices import Charges
 
 SHAPES = ("plain", "schema", "reasoning_disabled", "context_length")
 OK = "ok"
@@ -120,6 +132,8 @@ class ProbeSample:
 
     verdict: str
     detail: str = ""
+    cost_usd: float | None = None  # the reply at the configuration's prices (None: no estimate)
+    billed_usd: float | None = None  # what the provider said it charged (None: not stated)
 
 
 @dataclass(frozen=True)
@@ -182,19 +196,24 @@ def _sampled(request: ChatRequest, sample: int) -> ChatRequest:
     return replace(request, messages=(*earlier, replace(last, content=text)))
 
 
-async def _judge_reply(shape: str, client: ChatClient, sample: int = 0) -> tuple[str, str]:
+async def _judge_reply(shape: str, client: ChatClient, sample: int = 0) -> ProbeSample:
     request = _sampled(_SCHEMA_REQUEST if shape == "schema" else _PLAIN, sample)
     reply = await client.complete(request)
+    money = _money(reply)
     if shape == "schema":
         problem = schema_reply_problem(reply.text)
         if problem is not None:
-            return (
-                "schema_advertised_reply_nonconforming",
-                f"{problem} (finish {reply.finish_reason})",
-            )
+            detail = f"{problem} (finish {reply.finish_reason})"
+            return ProbeSample("schema_advertised_reply_nonconforming", detail, *money)
     if shape == "reasoning_disabled" and _LEADING_THINK.match(reply.text):
-        return "probe_rejected_reasoning_not_disableable", "reply opened with a <think> block"
-    return OK, f"finish {reply.finish_reason}"
+        detail = "reply opened with a <think> block"
+        return ProbeSample("probe_rejected_reasoning_not_disableable", detail, *money)
+    return ProbeSample(OK, f"finish {reply.finish_reason}", *money)
+
+
+def _money(reply: ChatResponse) -> tuple[float | None, float | None]:
+    """(estimate, billed charge) of a reply; no estimate when it reported no usage."""
+    return (reply.cost_usd if reply.usage.reported else None), reply.billed_usd
 
 
 async def _known_context(endpoint: EndpointConfig, client: ChatClient) -> tuple[int | None, str]:
@@ -277,18 +296,18 @@ def detail_headline(detail: str) -> str:
 
 async def _probe_once(
     endpoint: EndpointConfig, client: ChatClient, shape: str, need: int, sample: int
-) -> tuple[str, str]:
+) -> ProbeSample:
     try:
         if shape == "context_length":
-            return await _judge_context(endpoint, client, need)
+            return ProbeSample(*await _judge_context(endpoint, client, need))
         return await _judge_reply(shape, client, sample)
     except RequestRejected as exc:
         verdict = _rejection_verdict(shape, exc)
         if verdict == "auth_rejected":
-            return verdict, auth_detail(endpoint, exc)
-        return verdict, f"{exc.reason}: {exc}"
+            return ProbeSample(verdict, auth_detail(endpoint, exc))
+        return ProbeSample(verdict, f"{exc.reason}: {exc}")
     except InfrastructureFault as exc:
-        return "unreachable", unreachable_detail(endpoint, exc)
+        return ProbeSample("unreachable", unreachable_detail(endpoint, exc))
 
 
 async def _probe_shape(
@@ -302,8 +321,8 @@ async def _probe_shape(
         )
     taken: list[ProbeSample] = []
     for sample in range(1 if shape == "context_length" else samples):
-        verdict, detail = await _probe_once(endpoint, client, shape, need, sample)
-        taken.append(ProbeSample(verdict, detail))
+        taken.append(await _probe_once(endpoint, client, shape, need, sample))
+        verdict, detail = taken[-1].verdict, taken[-1].detail
         if verdict == OK or verdict in _STOPPING_VERDICTS:
             return ProbeVerdict(config_id, shape, verdict, detail, tuple(taken))
     failing = Counter(s.verdict for s in taken).most_common(1)[0][0]
@@ -341,6 +360,21 @@ async def probe(
                 await _probe_shape(endpoint, client, shape, context_tokens_needed, samples)
             )
     return tuple(verdicts)
+
+
+def probe_charges(verdicts: Sequence[ProbeVerdict]) -> dict[str, Charges]:
+    """Per configuration, the samples whose reply carried a charge and an estimate (see
+    stale_prices: like with like); a configuration with none is absent."""
+    charges: dict[str, Charges] = {}
+    for v in verdicts:
+        for s in v.samples:
+            if s.billed_usd is None or s.cost_usd is None:
+                continue
+            seen = charges.get(v.config_id, Charges(0, 0.0, 0.0))
+            charges[v.config_id] = Charges(
+                seen.replies + 1, seen.billed_usd + s.billed_usd, seen.estimated_usd + s.cost_usd
+            )
+    return charges
 
 
 def servable_arms(

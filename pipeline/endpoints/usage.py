@@ -12,13 +12,26 @@ Dialects:
     OpenAI / OpenRouter  prompt_tokens, completion_tokens, prompt_tokens_details.cached_tokens
                          (+ prompt_tokens_details.cache_write_tokens on OpenRouter)
     DeepSeek             prompt_cache_hit_tokens / prompt_cache_miss_tokens
+    Mistral              usage.num_cached_tokens (one Mistral reply; another of the same
+                         host uses prompt_tokens_details.cached_tokens)
+    Together (HF router) usage.cached_tokens at the top level
     Anthropic            input_tokens EXCLUDES cache reads and writes, so
                          prompt = input_tokens + cache_read_input_tokens
                                   + cache_creation_input_tokens
     llama-cpp-python     prompt_tokens, completion_tokens only (cached = 0)
     OpenRouter money     `cache_discount` (USD saved by the cache; negative on Anthropic
                          writes), in the body or its usage: `cache_discount_usd`;
-                         `usage.cost`, what it charged in USD: `billed_usd`
+                         `usage.cost`, what it charged in USD: `billed_usd` (on a
+                         bring-your-own-key route, `usage.is_byok`, OpenRouter's cost is its
+                         fee, often 0, and the upstream bills the user's own key
+                         `cost_details.upstream_inference_cost`: the two are added)
+
+Overlapping cache counts (data/provider-replies/openrouter/gemini-cache-read-and-write-
+overlap.json): OpenRouter routed to Gemini reports 2,161 cached AND 2,161 cache-write tokens
+on a 2,168-token prompt. Its `usage.cost` is reproduced exactly only when both are priced in
+full and the input price applies to prompt - max(cached, writes) = 7 tokens. So when reads and
+writes together exceed the prompt, they are the same tokens (`Usage.overlapping`), and
+otherwise disjoint parts of the prompt (Anthropic's replies, which also reproduce exactly).
 
 A field that is absent, null, negative, boolean or not a number counts as not reported: usage is
 bookkeeping, and a quirky provider field must not turn a good answer into a fault.
@@ -67,6 +80,8 @@ def parse_usage(body_usage: Mapping[str, Any] | None) -> Usage:
         _count(details, "cached_tokens"),
         _count(body_usage, "prompt_cache_hit_tokens"),
         cache_read,
+        _count(body_usage, "num_cached_tokens"),
+        _count(body_usage, "cached_tokens"),
     )
     writes = _first(_count(details, "cache_write_tokens"), cache_creation)
 
@@ -99,7 +114,18 @@ def billed_usd(body: Mapping[str, Any]) -> float | None:
     """What the provider says it charged for the reply (OpenRouter's `usage.cost`, USD); None
     when the reply carries no charge. A charge may arrive as a numeric string."""
     usage = body.get("usage")
-    value = usage.get("cost") if isinstance(usage, Mapping) else None
+    if not isinstance(usage, Mapping):
+        return None
+    charged = _usd(usage.get("cost"))
+    if charged is None or usage.get("is_byok") is not True:
+        return charged
+    details = usage.get("cost_details")
+    upstream = _usd(details.get("upstream_inference_cost")) if isinstance(details, Mapping) else None
+    return charged + (upstream or 0.0)
+
+
+def _usd(value: object) -> float | None:
+    """A non-negative finite amount, from a number or a numeric string; else None."""
     if isinstance(value, str):
         try:
             value = float(value)
@@ -125,15 +151,19 @@ def cost_usd(usage: Usage, prices: Prices) -> float:
 
     Cached reads are billed at `cached_input_per_mtok` and cache writes at
     `cache_write_per_mtok` (each falling back to the input price when not set); the rest of the
-    prompt, prompt - cached - writes (never below 0), at the input price. Unreported counts cost
-    nothing: the row's token columns show they were not reported.
+    prompt at the input price: prompt - cached - writes, or, where the counts overlap (see the
+    module doc), prompt - max(cached, writes); never below 0. Unreported counts cost nothing
+    here: the boundary prices a reply without usage at `upper_usage` first.
     """
     prompt = usage.prompt_tokens or 0
     completion = usage.completion_tokens or 0
     cached = usage.cached_tokens or 0
-    cached = min(cached, prompt) if prompt else cached
     writes = usage.cache_write_tokens or 0
-    uncached = max(0, prompt - cached - writes)
+    if usage.overlapping:
+        uncached = max(0, prompt - max(cached, writes))
+    else:
+        cached = min(cached, prompt) if prompt else cached
+        uncached = max(0, prompt - cached - writes)
     cached_price = (
         prices.cached_input_per_mtok
         if prices.cached_input_per_mtok is not None

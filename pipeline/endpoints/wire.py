@@ -36,7 +36,7 @@ from pipeline.chat.errors import ErrorBodyFault, MalformedEnvelope, RequestRejec
 from pipeline.chat.messages import ChatRequest, ChatResponse, ResponseSchema
 from pipeline.config.schema import EndpointConfig, Prices
 from pipeline.config.strict import ConfigError
-from pipeline.endpoints.http_status import excerpt
+from pipeline.endpoints.http_status import error_message, excerpt
 from pipeline.endpoints.sampling import check_request
 from pipeline.endpoints.usage import billed_usd, cache_discount_usd, cost_usd, parse_usage
 
@@ -240,7 +240,8 @@ def parse_reply(text: str, prices: Prices) -> ChatResponse:
     data = _load_object(text, "reply body")
     error = data.get("error")
     if error:
-        raise ErrorBodyFault(f"HTTP 200 carrying an error: {excerpt(json.dumps(error))}")
+        words = error_message(text) or excerpt(json.dumps(error))
+        raise ErrorBodyFault(f"HTTP 200 carrying an error: {words}")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         raise MalformedEnvelope("reply has no choices")

@@ -91,6 +91,7 @@ ADDED_LATER: dict[str, frozenset[str]] = {
             "cache_write_tokens",
             "reasoning_tokens",
             "usage_reported",
+            "cache_overlap",
             "billed_usd",
         }
     ),
@@ -155,6 +156,7 @@ REQUESTS = pa.schema(
         ("cache_write_tokens", pa.int64()),
         ("reasoning_tokens", pa.int64()),
         ("usage_reported", pa.bool_()),
+        ("cache_overlap", pa.bool_()),  # cached + written > prompt: priced as the same tokens
         ("cost_usd", pa.float64()),
         ("billed_usd", pa.float64()),
         ("spent_usd", pa.float64()),

@@ -298,6 +298,7 @@ class RequestBoundary:
         record["cache_write_tokens"] = usage.cache_write_tokens
         record["reasoning_tokens"] = usage.reasoning_tokens
         record["usage_reported"] = usage.reported
+        record["cache_overlap"] = usage.overlapping
         record["cost_usd"] = response.cost_usd
         record["billed_usd"] = None if hit else response.billed_usd
         record["spent_usd"] = 0.0 if hit else spend_of(response)
@@ -379,6 +380,7 @@ class RequestBoundary:
             "cache_write_tokens": None,
             "reasoning_tokens": None,
             "usage_reported": None,
+            "cache_overlap": None,
             "cost_usd": 0.0,
             "billed_usd": None,
             "spent_usd": 0.0,

@@ -16,10 +16,10 @@ Rules:
   earlier requests answered from the response cache. The coordinator itself also stops
   dispatching once what was spent reaches a budget.
 - Under `budget.usd` a budget buys whole units (pipeline/sweep/unit_budget.py): a unit starts
-  only while the spend, the expected cost of the units in flight and its own fit the budget,
-  in the specs' order (the head of the queue waits; nothing behind it jumps ahead). When
-  nothing is in flight and the head still does not fit, the sweep stops as
-  `budget_exhausted`.
+  only while the spend, the expected cost of the units in flight and its own fit the budget;
+  whole repeats go first, and the queue keeps its order (when the head may not start,
+  nothing behind it does). When nothing is in flight and the head still may not start, the
+  sweep stops as `budget_exhausted`.
 - A signal stops dispatching; attempts already in flight are awaited and written. What never
   ran is reported as not run with the reason.
 - Totals count collected attempts: `cost_usd` is what this session paid (`spent_usd`: cache
@@ -41,7 +41,15 @@ from pipeline.study import UnitSpec
 from pipeline.sweep.progress import EndpointLive, ProgressView
 from pipeline.sweep.rows import UnitRecords
 from pipeline.sweep.sink import Sink
-from pipeline.sweep.unit_budget import StartCheck, UnitCosts, UnitKind, kind_of, learning, may_start
+from pipeline.sweep.unit_budget import (
+    StartCheck,
+    UnitCosts,
+    UnitKind,
+    kind_of,
+    learning,
+    may_start,
+    repeat_major,
+)
 
 
 @dataclass(frozen=True)
@@ -182,7 +190,7 @@ class Coordinator:
             return
         self.attempts += 1
         if completion.records is not None and not outcome.retryable:  # ran to its end
-            self.unit_costs.observe(kind_of(spec), max(bill.cost_usd, bill.spent_usd))
+            self._learn_cost(spec, records)
         self.sink.event(
             "complete",
             config_id=spec.config_id,
@@ -198,6 +206,14 @@ class Coordinator:
                 self.sink.event("attempts_exhausted", config_id=spec.config_id, row_id=spec.row_id)
         if self.progress:
             self.progress.record(spec.config_id, records.outcome, bill)
+
+    def _learn_cost(self, spec: UnitSpec, records: UnitRecords) -> None:
+        """What the unit cost, paid now or earlier, and its dearest request (unit_budget.py)."""
+        bill = records.bill
+        paid = [float(r.get("spent_usd") or 0.0) for r in records.requests]
+        self.unit_costs.observe(
+            kind_of(spec), max(bill.cost_usd, bill.spent_usd), max(paid, default=0.0)
+        )
 
     def carry_over(self, *, cost_usd: float, requests: float, attempts: float) -> None:
         """Start from what earlier sessions of a resumed run spent (budgets are per run)."""
@@ -228,7 +244,9 @@ class Coordinator:
         A second interrupt (KeyboardInterrupt) abandons attempts in flight: they are not
         written, so a resume runs them again; everything already collected is flushed.
         """
-        queue: deque[UnitSpec] = deque(specs)
+        # under a dollar budget, whole repeats first (unit_budget.py)
+        ordered = repeat_major(specs) if self.budget.usd is not None else specs
+        queue: deque[UnitSpec] = deque(ordered)
         # An endpoint missing from `caps` gets one trajectory in flight.
         self.caps = {**{spec.config_id: 1 for spec in specs}, **self.caps}
         try:

@@ -492,5 +492,6 @@ def _ending(
         provider_message=manifest.extra.get("provider_message")
         if manifest.extra.get("stop_reason") == PROVIDER_CREDITS
         else None,
+        replay=p.resolution.kind == "replay",
     )
     return SweepEnd(run_dir, status, summary.EXIT_OK, paragraph, report)

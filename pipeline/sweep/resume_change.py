@@ -41,7 +41,14 @@ from pipeline.sweep.resume import changed_paths, config_fingerprint
 ChangeKind = Literal["extends", "session"]
 SESSION_ROOTS = frozenset({"retry", "timeouts", "probe", "analysis", "cache"})
 SESSION_KEYS = frozenset(
-    {"sim.latency_s", "sim.fault_rate", "sim.stall_s", "sim.concurrency", "sim.rpm_limit"}
+    {
+        "sim.latency_s",
+        "sim.fault_rate",
+        "sim.stall_s",
+        "sim.concurrency",
+        "sim.rpm_limit",
+        "endpoint.record",  # where replies are recorded, not what they are
+    }
 )
 PANEL_ROOTS = ("panel", "sim", "endpoint")
 SIM_BEHAVIOUR = frozenset({"sim.seed", "sim.model_faults"})  # what the simulated models answer
@@ -126,6 +133,8 @@ def _kind(
 ) -> ChangeKind:
     # a whole node is one key when a side lacks it (a run made before the node existed)
     if key.split(".", 1)[0] in SESSION_ROOTS or key in SESSION_KEYS:
+        return "session"
+    if key == "replay" and before is None:  # a run from before the node: not a replay run
         return "session"
     if key == "repeats":
         if isinstance(before, int) and isinstance(after, int) and after > before:

@@ -69,7 +69,9 @@ class Prepared:
 
     @property
     def simulated(self) -> bool:
-        return self.resolution.kind == "sim"
+        """Rows not answered by a model to these requests: sim, and replay (real recorded
+        bytes, but replies to other requests)."""
+        return self.resolution.kind in ("sim", "replay")
 
 
 def resume_dir_of(overrides: Sequence[str]) -> Path | None:
@@ -202,6 +204,7 @@ def worker_settings(
         timeouts=cfg.timeouts,
         cache_dir=cache_dir(p),
         cache_ttl_s=ttl_seconds(cfg.cache.ttl) if cfg.cache.scope == "shared" else None,
+        record_dir=cfg.endpoint.record,
     )
 
 

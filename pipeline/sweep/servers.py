@@ -1,4 +1,4 @@
-"""The endpoints a sweep starts itself: simulated servers or local llama.cpp servers.
+"""The endpoints a sweep starts itself: simulated, replay or local llama.cpp servers.
 
 Hosted and user endpoints need nothing started. Either way, the result is the panel's
 EndpointConfigs with their base URLs filled in, plus whatever the servers counted.
@@ -7,6 +7,9 @@ compete with the coordinator for the driver's GIL; `sim_servers="thread"` keeps 
 process, for callers that instrument them in place (scripts/bench_ratelimit.py).
 What a simulated server answers is the study's: the caller passes one `SimBehaviour` per
 endpoint (`sim_models`), already named after its endpoint's configuration and model.
+A replay panel gets one ReplayServer (pipeline/endpoints/replay.py) on a private loop in this
+process for all its configurations: each configuration's model is served its provider's
+recordings (pipeline/endpoints/replay_panel.py); it answers without computing anything.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class EndpointServers:
         self.cfg = cfg
         self.log_dir = log_dir
         self._sim: Any = None
+        self._replay: Any = None
         self._local: Any = None
         self._loop: LoopThread | None = None
         self.restarts: list[dict[str, Any]] = []
@@ -60,7 +64,23 @@ class EndpointServers:
             self._start_sim()
         elif self.kind == "local":
             self._start_local()
+        elif self.kind == "replay":
+            self._start_replay()
         return self
+
+    def _start_replay(self) -> None:
+        from pipeline.endpoints.replay import ReplayServer
+        from pipeline.endpoints.replay_panel import servable, served_by_model
+
+        models = served_by_model(self.endpoints, servable(self.cfg.replay))
+        self._replay = ReplayServer(models)
+        self._loop = LoopThread("replay-server")
+        try:
+            url = self._loop.call(self._replay.start())
+        except BaseException:
+            self._loop.close()
+            raise
+        self.endpoints = tuple(dataclasses.replace(ep, base_url=url) for ep in self.endpoints)
 
     def _start_sim(self) -> None:
         from pipeline.endpoints.sim import SimOptions, SimServerThread
@@ -127,6 +147,8 @@ class EndpointServers:
         return self._local.describe() if self._local is not None else {}
 
     def counters(self) -> dict[str, Any]:
+        if self._replay is not None:  # recording name -> times served (read on its loop)
+            return {"served": dict(self._replay.served())}
         if self._sim is None:
             return {}
         return {
@@ -144,6 +166,9 @@ class EndpointServers:
             self._sim.stop()
         if self._local is not None and self._loop is not None:
             self._loop.call(self._local.stop())
+            self._loop.close()
+        if self._replay is not None and self._loop is not None:
+            self._loop.call(self._replay.stop())
             self._loop.close()
 
 

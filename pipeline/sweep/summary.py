@@ -70,11 +70,17 @@ def summary_paragraph(
     cache_hits: int = 0,
     budget: BudgetConfig | None = None,
     provider_message: str | None = None,
+    replay: bool = False,
 ) -> str:
     """The paragraph a completed (or budget-stopped) sweep prints on stderr (`cost_usd` and
     `requests`: what the run paid and sent, all sessions; `cache_hits`: this session's)."""
     words = []
-    if simulated:
+    if simulated and replay:
+        words.append(
+            "SIMULATED run (replay): every row comes from recorded provider replies, real bytes "
+            "but not answers to these requests."
+        )
+    elif simulated:
         words.append("SIMULATED run: every row comes from simulated endpoints, not a real model.")
     verb = "stopped by its budget" if status == "budget_exhausted" else status
     if provider_message is not None:

@@ -30,6 +30,7 @@ from pipeline.chat.messages import (
     renderer_of,
 )
 from pipeline.config.schema import EndpointConfig, RetryConfig, TimeoutConfig
+from pipeline.endpoints.exchange import Recorder
 from pipeline.endpoints.limits import EndpointLimiter
 from pipeline.endpoints.offline import OfflineClient
 from pipeline.study import Study, UnitContext, UnitRunner, UnitSpec
@@ -58,6 +59,7 @@ class WorkerSettings:
     cache_ttl_s: float | None = None  # a shared cache's entry lifetime (None: never expires)
     budget: BudgetGate | None = None  # the run's budget gate; None: the run has no budget
     served_by: str | None = None  # an engine-started server's stable name (boundary.py)
+    record_dir: str | None = None  # endpoint.record: where chat replies are recorded
 
 
 def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
@@ -163,6 +165,7 @@ class EndpointWorkerCore:
             limiter,
             build_retry(self.settings.retry),
             api_key=key,
+            recorder=_recorder(self.settings.record_dir, ep),
         )
         self.http_client = client
         return client
@@ -226,6 +229,15 @@ class EndpointWorkerCore:
         for closer in self._closers:
             await closer.close()
         self._closers.clear()
+
+
+def _recorder(record_dir: str | None, endpoint: EndpointConfig) -> Recorder | None:
+    """endpoint.record: a RecordingWriter into `record_dir` (None: nothing is recorded)."""
+    if record_dir is None:
+        return None
+    from pipeline.endpoints.recording import RecordingWriter
+
+    return RecordingWriter.for_endpoint(Path(record_dir).expanduser(), endpoint)
 
 
 def worker_cores(settings: Sequence[WorkerSettings]) -> dict[str, EndpointWorkerCore]:
