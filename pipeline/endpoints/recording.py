@@ -19,7 +19,8 @@ model of an exchange whose request body is not kept (`request: null`).
 Decisions:
 - `load_recordings` refuses a whole directory on its first bad file, with one line naming
   the file and what is wrong: a replayed sweep on a half-read set would silently serve
-  other bytes. An unknown key is refused too (a misspelt field would be read as absent).
+  other bytes. Other top-level keys (a collection's notes, e.g. `why_recorded_here`) are
+  kept out of the way: never read, never served.
   Files are read with `pipeline.user_files.read_bounded` (no FIFO, device or symlink
   leaving the directory; at most RECORDING_MAX_BYTES each) and parsed with
   `loads_json` (no NaN). Only `*.json` files count, except the collection's provenance
@@ -62,9 +63,6 @@ _OPTIONAL_TYPED: Mapping[str, tuple[type, ...]] = {
     "request_abridged": (list,),  # which request strings were shortened
     "expected": (dict,),  # a hand-written test oracle
 }
-_KNOWN_KEYS = frozenset(
-    {"format", "provider", "handwritten", "request", "response", *_OPTIONAL_TEXT, *_OPTIONAL_TYPED}
-)
 # a collection's provenance index beside its provider directories, not a recording
 INDEX_FILES = frozenset({"SOURCES.json"})
 _RESPONSE_KEYS = frozenset({"status", "headers", "body"})
@@ -155,13 +153,8 @@ def _problem(doc: Any) -> str | None:
     if not isinstance(doc, dict):
         return "not a JSON object"
     sha = doc.get("request_sha256")
-    unknown = sorted(set(doc) - _KNOWN_KEYS)
     checks: tuple[tuple[Callable[[], bool], str], ...] = (
         (lambda: doc.get("format") != FORMAT, f"format is {doc.get('format')!r}, not {FORMAT!r}"),
-        (
-            lambda: bool(unknown),
-            f"unknown key(s) {', '.join(unknown)}; the format has {', '.join(sorted(_KNOWN_KEYS))}",
-        ),
         (
             lambda: not isinstance(doc.get("provider"), str) or not doc["provider"].strip(),
             "provider must be a non-empty string",

@@ -120,8 +120,9 @@ def billed_usd(body: Mapping[str, Any]) -> float | None:
     if charged is None or usage.get("is_byok") is not True:
         return charged
     details = usage.get("cost_details")
-    upstream = _usd(details.get("upstream_inference_cost")) if isinstance(details, Mapping) else None
-    return charged + (upstream or 0.0)
+    if not isinstance(details, Mapping):
+        return charged
+    return charged + (_usd(details.get("upstream_inference_cost")) or 0.0)
 
 
 def _usd(value: object) -> float | None:

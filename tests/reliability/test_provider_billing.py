@@ -134,7 +134,8 @@ def test_out_of_credits_stops_the_sweep_and_prints_the_resume_command(
     assert "Insufficient credits" in result.stderr
     assert f"sweep resume={result.run_dir}" in result.stderr.replace("\n", " ")
     # never retried, and nothing dispatched after the stop: one refusal per unit in flight
-    assert refused <= in_flight_cap(EndpointConfig("x", "m", "f", limits=Limits(concurrency=CONCURRENCY)))
+    endpoint = EndpointConfig("x", "m", "f", limits=Limits(concurrency=CONCURRENCY))
+    assert refused <= in_flight_cap(endpoint)
     errors = [r for r in requests_of(result.run_dir) if r["status"] == 402]
     assert len(errors) == refused and all(r["error"] == "provider_credits" for r in errors)
 

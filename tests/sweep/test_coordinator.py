@@ -135,10 +135,11 @@ def test_budget_stop_writes_what_was_paid_and_leaves_the_rest(tmp_path: Path) ->
         specs(6)
     )
     assert result.status == "budget_exhausted"
-    # the per-request rule is the workers'; the coordinator stops dispatching once what was
-    # paid reaches the budget: the third attempt crossed it, nothing more was sent
-    assert len(written_rows(tmp_path)) == 3 and result.cost_usd == 3.0
-    assert len(result.not_dispatched) == 3
+    # the per-request rule is the workers'; the coordinator starts a unit only while the
+    # budget covers it at the dearest unit of its kind (unit_budget.py): a third $1 unit
+    # would pass $2.50, so it never starts and nothing is cut
+    assert len(written_rows(tmp_path)) == 2 and result.cost_usd == 2.0
+    assert len(result.not_dispatched) == 4 and result.cut == 0
 
 
 def test_an_attempt_the_budget_cut_is_not_run_and_stops_dispatching(tmp_path: Path) -> None:
