@@ -75,6 +75,8 @@ from pipeline.chat.messages import (
     ResponseSchema,
 )
 from pipeline.config.schema import EndpointConfig
+from pipeline.endpoints.usage import cost_usd, spend_of, upper_usage
+from pipeline.endpoints.wire import build_body, encode_body
 from pipeline.stale_prices import Charges
 
 SHAPES = ("plain", "schema", "reasoning_disabled", "context_length")
@@ -134,6 +136,7 @@ class ProbeSample:
     detail: str = ""
     cost_usd: float | None = None  # the reply at the configuration's prices (None: no estimate)
     billed_usd: float | None = None  # what the provider said it charged (None: not stated)
+    spent_usd: float = 0.0  # what the sample cost the user: billed, else the (upper) estimate
 
 
 @dataclass(frozen=True)
@@ -196,10 +199,12 @@ def _sampled(request: ChatRequest, sample: int) -> ChatRequest:
     return replace(request, messages=(*earlier, replace(last, content=text)))
 
 
-async def _judge_reply(shape: str, client: ChatClient, sample: int = 0) -> ProbeSample:
+async def _judge_reply(
+    shape: str, client: ChatClient, sample: int = 0, endpoint: EndpointConfig | None = None
+) -> ProbeSample:
     request = _sampled(_SCHEMA_REQUEST if shape == "schema" else _PLAIN, sample)
     reply = await client.complete(request)
-    money = _money(reply)
+    money = (*_money(reply), _spent(reply, request, endpoint))
     if shape == "schema":
         problem = schema_reply_problem(reply.text)
         if problem is not None:
@@ -209,6 +214,27 @@ async def _judge_reply(shape: str, client: ChatClient, sample: int = 0) -> Probe
         detail = "reply opened with a <think> block"
         return ProbeSample("probe_rejected_reasoning_not_disableable", detail, *money)
     return ProbeSample(OK, f"finish {reply.finish_reason}", *money)
+
+
+def _spent(reply: ChatResponse, request: ChatRequest, endpoint: EndpointConfig | None) -> float:
+    """A probe sample's spend, by the engine's rule (`usage.spend_of`); a reply without usage
+    at the same upper estimate the request boundary uses (`usage.upper_usage`)."""
+    if not reply.usage.reported and endpoint is not None:
+        body = encode_body(build_body(endpoint, request)[0])
+        limit = reply.finish_reason == "length"
+        upper = upper_usage(reply.usage, len(body), reply.text, request.max_tokens, hit_limit=limit)
+        reply = replace(reply, cost_usd=cost_usd(upper, endpoint.prices))
+    return spend_of(reply)
+
+
+def spent_by_probes(verdicts: Sequence[Mapping[str, Any]]) -> float:
+    """What the recorded probe verdicts (the manifest's `probes`) spent: the run's spend
+    includes it (docs/protocol.md, "Spend"). A record from before issue 31 spent 0."""
+    return sum(
+        float(sample.get("spent_usd") or 0.0)
+        for verdict in verdicts
+        for sample in verdict.get("samples", ())
+    )
 
 
 def _money(reply: ChatResponse) -> tuple[float | None, float | None]:
@@ -300,7 +326,7 @@ async def _probe_once(
     try:
         if shape == "context_length":
             return ProbeSample(*await _judge_context(endpoint, client, need))
-        return await _judge_reply(shape, client, sample)
+        return await _judge_reply(shape, client, sample, endpoint)
     except RequestRejected as exc:
         verdict = _rejection_verdict(shape, exc)
         if verdict == "auth_rejected":

@@ -43,7 +43,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pipeline.chat.messages import Usage
+from pipeline.chat.messages import ChatResponse, Usage
 from pipeline.config.schema import Prices
 
 PER_MILLION = 1_000_000.0
@@ -182,6 +182,13 @@ def cost_usd(usage: Usage, prices: Prices) -> float:
         + completion * prices.output_per_mtok
     )
     return total / PER_MILLION
+
+
+def spend_of(response: ChatResponse) -> float:
+    """What a paid reply cost the user: the provider's own charge, else the priced estimate
+    (docs/protocol.md, "Spend"). The one home of that rule: the bill, the budget and the
+    probes all read it."""
+    return response.billed_usd if response.billed_usd is not None else response.cost_usd
 
 
 def upper_usage(

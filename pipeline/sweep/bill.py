@@ -28,11 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.chat.messages import ChatResponse
+from pipeline.endpoints.usage import spend_of
 
-
-def spend_of(response: ChatResponse) -> float:
-    """What a paid reply cost the user: the provider's own charge, else the priced estimate."""
-    return response.billed_usd if response.billed_usd is not None else response.cost_usd
+__all__ = ["Bill", "BillCounter", "spend_of"]
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,10 @@ class BudgetLedger:
         self.requests += sent
         self.dearest_usd = max(self.dearest_usd, spent_usd)
 
+    def charge(self, spent_usd: float) -> None:
+        """Money spent outside any admitted request (the probes, before the first unit)."""
+        self.spent_usd += spent_usd
+
     def state(self) -> LedgerState:
         return LedgerState(
             self.spent_usd, self.requests, self.in_flight, self.dearest_usd, self.stopped
@@ -112,6 +116,8 @@ class BudgetGate(Protocol):
 
     def settle(self, reserved_usd: float, spent_usd: float) -> None: ...
 
+    def charge(self, spent_usd: float) -> None: ...
+
 
 class LocalGate:
     """The ledger itself, for workers in this process (tests, one-process tools)."""
@@ -124,6 +130,9 @@ class LocalGate:
 
     def settle(self, reserved_usd: float, spent_usd: float) -> None:
         self.ledger.settle(reserved_usd, spent_usd)
+
+    def charge(self, spent_usd: float) -> None:
+        self.ledger.charge(spent_usd)
 
 
 def budget_set(budget: BudgetConfig) -> bool:

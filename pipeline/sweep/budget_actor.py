@@ -26,6 +26,9 @@ class BudgetActor:
     def settle(self, reserved_usd: float, spent_usd: float) -> None:
         self.ledger.settle(reserved_usd, spent_usd)
 
+    def charge(self, spent_usd: float) -> None:
+        self.ledger.charge(spent_usd)
+
     def state(self) -> LedgerState:
         return self.ledger.state()
 
@@ -42,6 +45,9 @@ class RayGate:
 
     def settle(self, reserved_usd: float, spent_usd: float) -> None:
         self.handle.settle.remote(reserved_usd, spent_usd)
+
+    def charge(self, spent_usd: float) -> None:
+        self.handle.charge.remote(spent_usd)
 
 
 def start_budget(budget: BudgetConfig, *, spent_usd: float, requests: int) -> RayGate:

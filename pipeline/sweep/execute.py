@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.config.schema import EndpointConfig
+from pipeline.endpoints.probe import spent_by_probes
 from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
@@ -379,6 +380,7 @@ def _run_session(
     temp_dir = ray_temp_dir(p.run_dir) if p.cfg.ray.address == "local" else None
     init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir, dashboard=p.cfg.ray.dashboard)
     stop.install()  # Ray's init replaced the SIGTERM handler with its own exit
+    gate = None
     if budget_set(p.cfg.budget):  # one ledger for every worker, from what the run spent
         spent = session.spent()
         gate = start_budget(
@@ -386,6 +388,7 @@ def _run_session(
         )
         settings = {cid: dataclasses.replace(s, budget=gate) for cid, s in settings.items()}
     workers = start_workers(settings, p.cfg.ray.endpoints_per_worker)
+    probed_before = spent_by_probes(session.manifest.probes)
     if not p.resuming:
         not_run, verdicts = _probe_all(p, workers, sink)
         session.set_plan(plan_rows(p, not_run))
@@ -394,6 +397,8 @@ def _run_session(
         session.write(dataclasses.replace(session.manifest, probes=verdicts, extra=extra))
     elif extends(p.changes):
         _extend_plan(p, session, workers, sink)
+    if gate is not None:  # this session's probes were paid for outside any unit
+        gate.charge(spent_by_probes(session.manifest.probes) - probed_before)
     try:
         outcome = _coordinate(
             p,

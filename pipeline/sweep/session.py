@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.endpoints.probe import spent_by_probes
 from pipeline.store.final import KEY
 from pipeline.store.layout import Layout
 from pipeline.store.manifest import (
@@ -105,14 +106,19 @@ class RunSession:
         run written before that table existed is counted from its rows.
         """
         rows = self.rows()
+        probes = spent_by_probes(self.manifest.probes)  # their replies are paid for too
         if not self._requests_on_record:
             if rows.num_rows == 0:
-                return {"cost_usd": 0.0, "requests": 0.0, "attempts": 0.0}
+                return {"cost_usd": probes, "requests": 0.0, "attempts": 0.0}
             cost = pc.sum(rows.column("cost_usd")).as_py() or 0.0
             sent = pc.sum(rows.column("requests")).as_py() or 0
-            return {"cost_usd": float(cost), "requests": float(sent), "attempts": rows.num_rows}
+            return {
+                "cost_usd": float(cost) + probes,
+                "requests": float(sent),
+                "attempts": rows.num_rows,
+            }
         return {
-            "cost_usd": self._paid_usd,
+            "cost_usd": self._paid_usd + probes,
             "requests": float(self._sent),
             "attempts": rows.num_rows,
         }

@@ -92,7 +92,7 @@ def summary_paragraph(
             f"{by_reason(counts.invalid)}; not run by reason: {by_reason(counts.not_run)}"
             + (f"; pending {counts.pending}." if counts.pending else ".")
         )
-    words.append(f"Cost USD {cost_usd:.4f} over {requests} requests.")
+    words.append(f"Cost USD {cost_usd:.4f} over {requests} requests and the probes.")
     if cache_hits:
         words.append(f"{cache_hits} replies came from the response cache, at no cost.")
     tail = f"Report: {report}." if report is not None else "No report (analysis skipped)."

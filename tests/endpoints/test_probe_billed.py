@@ -105,3 +105,34 @@ def test_the_rule_is_relative_to_the_billed_charge() -> None:
         "prices in the panel are stale for c: billed $12.5000, estimated $10.0000"
     )
     assert (usd(0.0000036), usd(0.0123), usd(0.0)) == ("$0.00000360", "$0.0123", "$0.0000")
+
+
+async def test_a_probe_sample_spends_the_charge_else_the_estimate() -> None:
+    billed = ChatResponse("OK", "stop", USAGE, cost_usd=0.00001, billed_usd=0.000012)
+    estimated = ChatResponse("OK", "stop", USAGE, cost_usd=0.00001)
+    ((with_charge,), (without,)) = [
+        (await probe_with(reply))[0].samples for reply in (billed, estimated)
+    ]
+    assert with_charge.spent_usd == 0.000012 and without.spent_usd == 0.00001
+
+
+async def test_a_usageless_probe_reply_spends_an_upper_estimate_never_zero() -> None:
+    @asynccontextmanager
+    async def borrowed(_: EndpointConfig) -> AsyncIterator[ChatClient]:
+        yield Scripted(ChatResponse("OK", "stop", Usage(cached_tokens=None)))
+
+    priced = endpoint_config(prices=Prices(input_per_mtok=1000.0, output_per_mtok=1000.0))
+    (verdict,) = await probe(borrowed, priced, ("plain",), context_tokens_needed=NEED)
+    assert verdict.samples[0].cost_usd is None  # no usage: nothing to set beside a charge
+    assert verdict.samples[0].spent_usd > 0
+
+
+def test_the_runs_spend_adds_every_recorded_probe_sample() -> None:
+    from pipeline.endpoints.probe import spent_by_probes
+
+    records = [
+        {"samples": [{"verdict": "ok", "spent_usd": 0.25}, {"verdict": "ok"}]},  # pre-issue-31
+        {"samples": [{"verdict": "ok", "spent_usd": 0.5}]},
+        {"shape": "context_length"},
+    ]
+    assert spent_by_probes(records) == 0.75

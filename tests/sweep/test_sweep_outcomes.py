@@ -86,7 +86,7 @@ def test_completed_summary_lists_counts_by_reason_cost_and_the_report_path() -> 
     assert "Sweep completed. Planned 18: valid 14" in flat
     assert "invalid by reason: catch_up 1, transport 2" in flat
     assert "not run by reason: probe:unreachable 1" in flat
-    assert "Cost USD 0.1234 over 72 requests" in flat
+    assert "Cost USD 0.1234 over 72 requests and the probes" in flat
     assert f"Report: {RUN}/analysis/report.md." in flat
     assert str(RUN / "analysis" / "report.md") in text  # never broken across lines
     assert "SIMULATED" not in text
