@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.endpoints.probe import spent_by_probes
 from tests.reliability.conftest import SWEEP_TIMEOUT_S
 from tests.reliability.harness import SweepHarness
 from tests.reliability.tables import RunView, key_of, view
@@ -75,7 +76,8 @@ def test_budget_stops_cleanly_then_a_resume_with_more_budget_completes(
     assert counts.valid == len(written)
     assert counts.valid + counts.not_run["budget_exhausted"] == counts.planned == len(stopped.plan)
     requests = requests_of(first.run_dir)
-    spent = sum(r["spent_usd"] for r in requests)
+    # the run's spend: its requests and its probes (priced sim probes are paid for too)
+    spent = sum(r["spent_usd"] for r in requests) + spent_by_probes(stopped.manifest.probes)
     # The budget is checked before every request: the overshoot is at most the requests in
     # flight (one per endpoint at sim.concurrency=1) times the dearest request.
     dearest = max(r["spent_usd"] for r in requests)
