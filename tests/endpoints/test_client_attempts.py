@@ -81,31 +81,37 @@ async def test_each_http_attempt_is_reported_with_the_wait_the_server_asked(
     assert reply.billed_usd == 0.0004
 
 
-async def test_a_402_is_the_accounts_stop_and_is_never_retried(serve: Serve) -> None:
-    body = {"error": {"code": 402, "message": "Insufficient credits. Add more credits."}}
+Refusal = tuple[Any, list[SentAttempt], int]
+
+
+async def refused_once(serve: Serve, status: int, message: str) -> Refusal:
+    """The error one recorded-style error reply raises, the attempts sent, and how many
+    chat requests the server saw (retries would show there)."""
+    body = {"error": {"code": status, "message": message}}
     async with (
-        serve(chat=[Reply(status=402, json_body=body)]) as server,
+        serve(chat=[Reply(status=status, json_body=body)]) as server,
         open_test_client(endpoint_config(server.base_url)) as client,
     ):
         attempts: list[SentAttempt] = []
-        with pytest.raises(ProviderCreditsExhausted) as refused:
+        try:
             await client.send(client.encode(request()), attempts)
-    assert refused.value.provider_message == "Insufficient credits. Add more credits."
-    assert [a.status for a in attempts] == [402]
-    assert len(server.requests_to("/v1/chat/completions")) == 1
+        except Exception as exc:  # the caller asserts which one
+            return exc, attempts, len(server.requests_to("/v1/chat/completions"))
+    raise AssertionError(f"HTTP {status} was taken for an answer")
+
+
+async def test_a_402_is_the_accounts_stop_and_is_never_retried(serve: Serve) -> None:
+    refused, attempts, seen = await refused_once(serve, 402, "Insufficient credits. Add more.")
+    assert isinstance(refused, ProviderCreditsExhausted)
+    assert refused.provider_message == "Insufficient credits. Add more."
+    assert [a.status for a in attempts] == [402] and seen == 1
 
 
 async def test_a_rejection_keeps_the_providers_message_in_its_detail(serve: Serve) -> None:
-    body = {"error": {"code": 400, "message": "This model's maximum context length is 8192"}}
-    async with (
-        serve(chat=[Reply(status=400, json_body=body)]) as server,
-        open_test_client(endpoint_config(server.base_url)) as client,
-    ):
-        attempts: list[SentAttempt] = []
-        with pytest.raises(RequestRejected) as rejected:
-            await client.send(client.encode(request()), attempts)
-    assert rejected.value.reason == "context_too_long"
-    assert attempts[0].detail == "HTTP 400: This model's maximum context length is 8192"
+    message = "This model's maximum context length is 8192"
+    rejected, attempts, _ = await refused_once(serve, 400, message)
+    assert isinstance(rejected, RequestRejected) and rejected.reason == "context_too_long"
+    assert attempts[0].detail == f"HTTP 400: {message}"
 
 
 async def test_a_string_cost_is_read_and_a_bad_one_is_not_a_charge(serve: Serve) -> None:
