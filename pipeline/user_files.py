@@ -8,13 +8,16 @@ read whole before it was refused. `read_bounded` therefore:
 - refuses a file over `max_bytes` before reading it, and reads at most `max_bytes + 1` bytes
   (a file that grows meanwhile is refused too);
 - with `root`, refuses a symlink whose target lies outside `root`, naming the target: a
-  transcript directory must not pull in (and send to an endpoint) a file from elsewhere.
+  transcript directory must not pull in (and send to an endpoint) a file from elsewhere;
+- refuses a symlink loop as `a symlink loop` (issue 32: Python 3.11's `Path.resolve` raised
+  `RuntimeError: Symlink loop` and aborted the sweep; later Pythons raise OSError ELOOP).
 The problem is one line, `UnreadableFile` (a UserError); the path is shown as its repr, once,
 so a name holding a newline cannot break the line.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -52,9 +55,18 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def outside(path: Path, root: Path) -> Path | None:
-    """Where `path` really points when that is outside `root` (symlinks followed), else None."""
-    target = path.resolve()
+SYMLINK_LOOP = "a symlink loop"
+
+
+def outside(path: Path, root: Path, what: str = "") -> Path | None:
+    """Where `path` really points when that is outside `root` (symlinks followed), else None.
+
+    A symlink loop is UnreadableFile (`SYMLINK_LOOP`), whichever exception the Python raises.
+    """
+    try:
+        target = path.resolve()
+    except (RuntimeError, OSError):
+        raise UnreadableFile(path, SYMLINK_LOOP, what) from None
     return None if target.is_relative_to(root.resolve()) else target
 
 
@@ -65,13 +77,14 @@ def read_bounded(
 
     `cap_name` is the option that sets `max_bytes`, named in the refusal so it can be raised.
     """
-    if root is not None and (target := outside(path, root)) is not None:
+    if root is not None and (target := outside(path, root, what)) is not None:
         reason = f"a symlink that leaves {str(root)!r} (to {str(target)!r}); copy the file in"
         raise UnreadableFile(path, reason, what)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise UnreadableFile(path, f"cannot read ({exc.strerror})", what) from None
+        reason = SYMLINK_LOOP if exc.errno == errno.ELOOP else f"cannot read ({exc.strerror})"
+        raise UnreadableFile(path, reason, what) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -5,12 +5,16 @@ provider replies, or the documented `{"id", "text"[, "source"]}` JSONL; folders 
 prints the seed-002 bloat scan: count, length median/p90/p99/max, the share at or above each
 band edge, UTF-8 bytes of reasoning per session, and the shares of self-correction, hedging
 and repetition (pattern heuristics). `--json` prints one object, `--figures DIR` writes
-`trace_lengths.png` and `trace_quality.png`.
+`trace_lengths.png` and `trace_quality.png`. A file over `--max-file-mb` (64, as
+`study.max_file_mb`) is refused unread; a file under a folder that cannot be scanned (a FIFO,
+a device, a symlink loop, over the cap, an unrecognised JSON) is one `warning: skipped` line on
+stderr and the rest is scanned (issue 32); a file named on the command line is one `error:`.
 
 `classify` classes chat templates offline, no server: a `.jinja` (or any text) file, or a
 `.gguf` whose metadata carries the template. It prints each template's class, the fields and
 switches it reads, whether it drops tool calls, the shapes it cannot render, and its class per
-switch setting. Renders run in a bounded sandbox (time, memory, output size).
+switch setting. Renders run in a bounded sandbox (time, memory, output size). A text file
+that reads no `messages` is not a chat template: one line, exit 2 (issue 32).
 """
 
 from __future__ import annotations
@@ -36,6 +40,12 @@ def _scan_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--figures", type=Path, help="write the two PNG figures into this folder")
+    s.add_argument(
+        "--max-file-mb",
+        type=float,
+        default=64.0,
+        help="a trace file over this is refused unread (default 64, as study.max_file_mb)",
+    )
     return s
 
 
@@ -103,9 +113,19 @@ def scan_lines(result: ScanResult, files: int, empty: list[str]) -> list[str]:
 
 def _scan(args: argparse.Namespace) -> int:
     from pipeline.studies._trace_files import read_paths
+    from pipeline.user_files import MB
 
     edges = _edges(args.edges)
-    per_file = read_paths(args.paths, edges)
+    if not args.max_file_mb > 0:  # NaN too
+        raise UserError(f"traces scan --max-file-mb {args.max_file_mb}: give a size above 0")
+    found = read_paths(args.paths, edges, int(args.max_file_mb * MB))
+    for skip in found.skipped:
+        print(f"warning: skipped {str(skip.path)!r}: {skip.reason}", file=sys.stderr)
+    per_file = found.files
+    if not per_file and found.skipped:
+        raise UserError(
+            f"traces scan: no readable trace file; see the {len(found.skipped)} skipped above"
+        )
     if not per_file:
         raise UserError("traces scan: no .traj, .jsonl or .json file under the given paths")
     items = [item for _, found in per_file for item in found]
@@ -114,9 +134,9 @@ def _scan(args: argparse.Namespace) -> int:
     if args.figures is not None:
         _figures(result, args.figures)
     if args.json:
-        print(
-            json.dumps({**result.summary(), "files": len(per_file), "files_without_traces": empty})
-        )
+        skipped = [{"path": str(s.path), "reason": s.reason} for s in found.skipped]
+        summary = {"files": len(per_file), "files_without_traces": empty, "files_skipped": skipped}
+        print(json.dumps({**result.summary(), **summary}))
     else:
         print("\n".join(scan_lines(result, len(per_file), empty)))
     return 0
@@ -198,6 +218,11 @@ def classify_lines(classes: list[dict[str, object]]) -> list[str]:
         for s in settings:
             why = f" ({s['unrenderable_reason']})" if s["unrenderable_reason"] else ""
             lines.append(f"    {s['switches']}: {s['class']}{why}")
+        refused = c.get("values_not_accepted") or []
+        assert isinstance(refused, list)
+        if refused:  # the template refused these values itself: no class of it (issue 32)
+            lines.append("  values not accepted:")
+            lines += [f"    {v['switches']}: {v['error']}" for v in refused]
     return lines
 
 

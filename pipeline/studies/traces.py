@@ -40,6 +40,7 @@ from pipeline.traces.records import ROW_COLUMNS, TABLES
 from pipeline.traces.runner import VISIBILITY
 from pipeline.traces.scan import ScanResult, scan
 from pipeline.traces.study import TracesStudy
+from pipeline.traces.visibility.reads import reads_messages
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 TEMPLATE_DIR = DATA_DIR / "chat-templates"
@@ -50,13 +51,20 @@ def shipped_templates() -> dict[str, str]:
 
 
 def read_template(path: Path, what: str) -> str:
-    """A template file's text; a missing or non-UTF-8 file is one line naming it."""
+    """A template file's text; a missing or non-UTF-8 file, or a text that reads no
+    `messages` (a README, not a chat template; issue 32), is one line naming it."""
     if not path.is_file():
         raise ConfigError(f"{what}: {path} is not a file")
     try:
-        return path.read_bytes().decode("utf-8")
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{what}: {path} is not UTF-8 text (byte {exc.start})") from None
+    if not reads_messages(text):
+        raise ConfigError(
+            f"{what}: {path} is not a chat template: it reads no `messages` "
+            "(give a Jinja chat template, e.g. tokenizer_config.json's chat_template)"
+        )
+    return text
 
 
 def user_templates(paths: tuple[str, ...]) -> dict[str, str]:

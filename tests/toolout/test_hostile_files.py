@@ -145,3 +145,24 @@ def test_an_empty_transcripts_dir_says_it_holds_no_file(tmp_path: Path) -> None:
     (tmp_path / "bad.jsonl").write_bytes(b"{}\n")
     with pytest.raises(ConfigError, match="see the 1 skipped above"):
         read_corpus(_config(tmp_path))  # type: ignore[arg-type]
+
+
+def test_issue_32_a_symlink_loop_is_skipped_in_one_line_and_the_good_one_runs(
+    tmp_path: Path,
+) -> None:
+    """Issue 32 item 10: `RuntimeError: Symlink loop` aborted the sweep before any transcript."""
+    (tmp_path / "good.jsonl").write_bytes(GOOD)
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    reasons = _reasons(tmp_path)
+    assert reasons == {n: "a symlink loop" for n in ("loop.jsonl", "a.jsonl", "b.jsonl")}
+
+
+def test_issue_32_a_symlink_loop_read_without_a_root_is_one_line(tmp_path: Path) -> None:
+    from pipeline.user_files import UnreadableFile, read_bounded
+
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    with pytest.raises(UnreadableFile) as caught:
+        read_bounded(tmp_path / "loop.jsonl", max_bytes=10, cap_name="cap")
+    assert caught.value.reason == "a symlink loop"

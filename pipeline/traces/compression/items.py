@@ -44,6 +44,8 @@ class TraceFileError(UserError, ValueError):
 
     def __init__(self, name: str, record: str, problem: str) -> None:
         super().__init__(f"{name}: {record}: {problem}")
+        self.record = record  # kept apart, so a scan can skip the file in one line (issue 32)
+        self.problem = problem
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,10 @@ visibility class is the first rule that every piece of evidence obeys:
 
 `classify_setting` classes the records of one switch setting the same way (the class per
 switch value, issue 21); `classify_template` is the default setting's class plus the facts
-below.
+below. A setting the template itself refuses (every render stopped by its own
+`raise_exception`, while the default renders) is no class of the template: `refusal` says so,
+and `setting_rows` marks it `value_not_accepted` (issue 32: gpt-oss probed with
+`reasoning_effort=true` was reported "unrenderable").
 
 The shape matrix separates the rules: a tool-call turn followed by a user turn survives under
 `until_plain_reply` only, and a plain reply inside an open loop survives under
@@ -52,6 +55,10 @@ VISIBILITY_CLASSES = (
     "irregular",
     "unrenderable",
 )
+
+NOT_ACCEPTED = "value_not_accepted"
+"""Not a class: the template refused the setting's value (`refusal`)."""
+REFUSED_BY_TEMPLATE = "RaisedByTemplate"  # render.RaisedByTemplate's name in a record
 
 RULES: tuple[tuple[str, Rule], ...] = (
     ("after_last_user", lambda r: not r["secret_user_after"]),
@@ -153,6 +160,23 @@ def classify_setting(records: Sequence[Record], switches: str) -> tuple[str, str
     return visibility, reason
 
 
+def refusal(records: Sequence[Record], switches: str) -> str:
+    """`type: message` of the template's refusal of the setting `switches`, else "".
+
+    Refused: a non-default setting none of whose renders succeeded, each stopped by the
+    template's own `raise_exception`, while some default render succeeded (a template that
+    refuses everything is `unrenderable`, not picky about a value).
+    """
+    mine = [r for r in records if r["switches"] == switches]
+    if not switches or not mine:
+        return ""
+    if any(r["rendered"] or r["error_type"] != REFUSED_BY_TEMPLATE for r in mine):
+        return ""
+    if not any(r["rendered"] for r in records if r["default_switches"]):
+        return ""
+    return f"{mine[0]['error_type']}: {mine[0]['error_message']}"
+
+
 def classify_template(name: str, records: Sequence[Record]) -> TemplateClass:
     """One template's class from its records (all switch settings may be present)."""
     default = [r for r in records if r["default_switches"]]
@@ -215,6 +239,8 @@ def setting_rows(records: Iterable[Record]) -> list[dict[str, object]]:
     for name, mine in sorted(by_template.items()):
         for label in sorted({str(r["switches"]) for r in mine}, key=lambda x: (x != "", x)):
             visibility, reason = classify_setting(mine, label)
+            if refusal(mine, label):
+                visibility, reason = NOT_ACCEPTED, ""
             rows.append(
                 {
                     "template": name,

@@ -1,7 +1,8 @@
 """A user's templates classed offline, without a server (`traces classify`, `study.templates`).
 
 For each template: its default class (`classify`), the class under every switch setting it
-tests, the message fields and switches it reads (`reads`), whether it drops tool calls, and the
+tests (a value the template refuses listed apart, as `values_not_accepted`), the message
+fields and switches it reads (`reads`), whether it drops tool calls, and the
 shapes it cannot render with the error. The renders go through the injected `Renderer` (the
 command passes a `sandbox.RenderSandbox`). Pure apart from that.
 """
@@ -11,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pipeline.traces.visibility.classify import TemplateClass, classify_template, setting_rows
+from pipeline.traces.visibility.classify import (
+    NOT_ACCEPTED,
+    TemplateClass,
+    classify_template,
+    refusal,
+    setting_rows,
+)
 from pipeline.traces.visibility.reads import template_reads
 from pipeline.traces.visibility.sandbox import Renderer
 from pipeline.traces.visibility.visibility import matrix
@@ -27,6 +34,7 @@ class OfflineClass:
     per_setting: tuple[dict[str, object], ...]
     message_fields: tuple[str, ...]
     switches: tuple[str, ...]
+    not_accepted: tuple[tuple[str, str], ...] = ()  # (setting, the template's refusal)
 
     def as_json(self) -> dict[str, object]:
         c = self.template_class
@@ -54,6 +62,10 @@ class OfflineClass:
                     "unrenderable_reason": r["unrenderable_reason"] or None,
                 }
                 for r in self.per_setting
+                if r["visibility"] != NOT_ACCEPTED
+            ],
+            "values_not_accepted": [
+                {"switches": label, "error": error} for label, error in self.not_accepted
             ],
         }
 
@@ -67,6 +79,8 @@ def classify_offline(
     for name in sorted(templates):
         mine = [r for r in records if r["template"] == name]
         reads = template_reads(templates[name])
+        rows = tuple(setting_rows(mine))
+        refused = [str(r["switches"]) for r in rows if r["visibility"] == NOT_ACCEPTED]
         out.append(
             OfflineClass(
                 name=name,
@@ -74,9 +88,10 @@ def classify_offline(
                 sha256=str(mine[0]["template_sha256"]) if mine else "",
                 chars=len(templates[name]),
                 template_class=classify_template(name, mine),
-                per_setting=tuple(setting_rows(mine)),
+                per_setting=rows,
                 message_fields=reads.message_fields,
                 switches=tuple(s.name for s in reads.switches),
+                not_accepted=tuple((label, refusal(mine, label)) for label in refused),
             )
         )
     return out

@@ -5,14 +5,18 @@ gpt-oss) and a bare `thinking` (a kwarg, DeepSeek-V3.1, Kimi-K3) are told apart.
 (docs/protocol.md, "Reasoning traces: thinking switches"):
 
 - A *switch* is a name the template reads from its context (Jinja's undeclared variables, so a
-  `{% set %}` local is not one) that is either a known thinking switch (`KNOWN_SWITCHES`) or
-  appears in the test of an `{% if %}` (or an inline `x if c else y`) and is never assigned in
-  the template (a `{% set %}` inside a loop is not undeclared to Jinja's analysis, but it is
-  the template's own variable), minus the names every caller passes or the contract provides
+  `{% set %}` local is not one) that is a known thinking switch (`KNOWN_SWITCHES`), or a name
+  the template defaults itself (`{% if x is not defined %}{% set x = ... %}`: Seed-OSS
+  `thinking_budget`, Kimi-K3 `thinking_effort`; issue 32), or appears in the test of an
+  `{% if %}` (or an inline `x if c else y`) and is never assigned in the template (a
+  `{% set %}` inside a loop is not undeclared to Jinja's analysis, but it is the template's
+  own variable), minus the names every caller passes or the contract provides
   (`CONTEXT_NAMES`). A known switch counts even when the template also sets it (DeepSeek-V3.1
   sets `thinking` from `enable_thinking` when `thinking` is not passed).
-- A switch's values: the string constants it is compared with (`reasoning_effort == 'high'`
-  gives `high`), else `true` and `false`; every switch may also be left unset (a template tests
+- A switch's values come from the template's own use of it (`switch_values`: the numbers it is
+  compared with, the members of a list it is tested against, the strings it is compared with,
+  the default it sets, a list when it is iterated; true and false only for a bare `if x` or
+  when nothing else shows a type); every switch may also be left unset (a template tests
   `is defined`, so unset is not the same as false).
 - Settings: every combination of the switches' values (unset included) while that is at most
   `MAX_SETTINGS`; past it, the default plus one switch at a time (each value, the rest unset),
@@ -27,12 +31,15 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import jinja2
 from jinja2 import nodes
+
+from pipeline.traces.visibility.switch_values import SwitchValue, self_defaults, values_of
 
 KNOWN_SWITCHES = (
     "enable_thinking",
@@ -72,7 +79,6 @@ REASONING_NAME = re.compile(r"reason|think|thought|cot|scratch", re.IGNORECASE)
 MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")
 MAX_SETTINGS = 27
 
-SwitchValue = bool | str
 Setting = dict[str, SwitchValue]
 
 
@@ -118,18 +124,6 @@ def _assigned(tree: nodes.Template) -> set[str]:
     return found
 
 
-def _compared_strings(tree: nodes.Template, name: str) -> tuple[str, ...]:
-    values: set[str] = set()
-    for node in _walk(tree):
-        if not isinstance(node, nodes.Compare):
-            continue
-        operands = [node.expr, *(op.expr for op in node.ops)]
-        if any(isinstance(o, nodes.Name) and o.name == name for o in operands):
-            values |= {o.value for o in operands if isinstance(o, nodes.Const)
-                       and isinstance(o.value, str)}  # fmt: skip
-    return tuple(sorted(values))
-
-
 def _fields(tree: nodes.Template) -> set[str]:
     found: set[str] = set()
     for node in _walk(tree):
@@ -169,10 +163,13 @@ def template_reads(template: str) -> TemplateReads:
         return _fallback(template)
     assigned = _assigned(tree)
     loaded = _names(tree) - CONTEXT_NAMES
+    defaults = self_defaults(tree)
     names = sorted(
-        n for n in loaded if n in KNOWN_SWITCHES or (n in _tested(tree) and n not in assigned)
+        n
+        for n in loaded
+        if n in KNOWN_SWITCHES or n in defaults or (n in _tested(tree) and n not in assigned)
     )
-    switches = tuple(Switch(n, _compared_strings(tree, n) or (True, False)) for n in names)
+    switches = tuple(Switch(n, values_of(tree, n, defaults.get(n))) for n in names)
     fields = _fields(tree)
     return TemplateReads(
         switches=switches,
@@ -182,6 +179,18 @@ def template_reads(template: str) -> TemplateReads:
         ),
         parsed=True,
     )
+
+
+def reads_messages(template: str) -> bool:
+    """Whether `template` reads `messages`, as every chat template does (issue 32: a README
+    classed `never`). A text that does not parse counts when it names `messages` at all, so a
+    broken template is still classed (its renders record the syntax error)."""
+    env = jinja2.Environment(extensions=["jinja2.ext.loopcontrols"])
+    try:
+        tree = env.parse(template)
+    except (jinja2.TemplateSyntaxError, RecursionError):
+        return re.search(r"\bmessages\b", template) is not None
+    return "messages" in _names(tree)
 
 
 def switch_settings(template: str) -> tuple[Setting, ...]:
@@ -214,4 +223,6 @@ def setting_label(setting: Setting) -> str:
 def _text(value: SwitchValue) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    return value
+    if isinstance(value, tuple):
+        return json.dumps(list(value))  # a list switch: `image_prompts=["probe"]`
+    return str(value)

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.traces.visibility.switch_values import SwitchValue
+
 DIALECTS = ("reasoning_content", "reasoning", "reasoning_text", "thinking")
 CONTENT_FORMS = ("null", "empty")
 ARGS_FORMS = ("string", "object")
@@ -208,7 +210,7 @@ def planted_dialects(templates: Iterable[str]) -> tuple[str, ...]:
     return (*DIALECTS, *extra)
 
 
-def switch_settings(template: str) -> tuple[dict[str, bool | str], ...]:
+def switch_settings(template: str) -> tuple[dict[str, SwitchValue], ...]:
     """Every setting of the switches the template tests (`reads.switch_settings`)."""
     from pipeline.traces.visibility.reads import switch_settings as settings
 

@@ -45,6 +45,7 @@ from pipeline.traces.visibility.reads import Setting, setting_label, switch_sett
 from pipeline.traces.visibility.render import Rendered, limit_of, render
 from pipeline.traces.visibility.sandbox import Renderer
 from pipeline.traces.visibility.shapes import SWITCHES, TOOLS, Shape, all_shapes, planted_dialects
+from pipeline.traces.visibility.switch_values import SwitchValue
 from pipeline.traces.visibility.wire import presence, request_body
 
 RENDERER = "jinja2-hf"
@@ -57,7 +58,7 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _switch_value(switches: Mapping[str, bool | str], name: str) -> str:
+def _switch_value(switches: Mapping[str, SwitchValue], name: str) -> str:
     if name not in switches:
         return "unset"
     return setting_label({name: switches[name]}).split("=", 1)[1]
@@ -77,7 +78,7 @@ def probe(
     template_name: str,
     template: str,
     shape: Shape,
-    switches: Mapping[str, bool | str] | None = None,
+    switches: Mapping[str, SwitchValue] | None = None,
     *,
     replay_reasoning: bool = True,
     renderer: Renderer = render,
@@ -103,7 +104,7 @@ def records_for(
     template: str,
     shape: Shape,
     *,
-    switches: Mapping[str, bool | str],
+    switches: Mapping[str, SwitchValue],
     body: Mapping[str, Any],
     outcome: Rendered,
     renderer: str = RENDERER,
