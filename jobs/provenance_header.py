@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs import io
+from jobs.partial_run import partial_lines
 from jobs.requests_summary import request_lines
 
 SIMULATED_BANNER = (
@@ -173,10 +174,11 @@ def provenance_table(p: Provenance) -> list[str]:
     return [*lines, ""]
 
 
-def header_lines(p: Provenance, *, title: str) -> list[str]:
-    """Markdown: the SIMULATED banner (first line) when simulated, the title, the table."""
+def header_lines(p: Provenance, *, title: str, lead: Sequence[str] = ()) -> list[str]:
+    """Markdown: the SIMULATED banner (first line) when simulated, the title, the study's
+    `lead` lines (what a reader must know before any figure), the table."""
     lines = [SIMULATED_BANNER, ""] if p.simulated else []
-    return [*lines, f"# {title}", "", *provenance_table(p)]
+    return [*lines, f"# {title}", "", *lead, *provenance_table(p)]
 
 
 def arms_in_order(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -192,10 +194,15 @@ def plan_arms(run_dir: Path) -> list[str]:
     return arms_in_order(plan.select("arm").to_dicts())
 
 
-def provenance_header(run_dir: Path, *, title: str, rows_simulated: bool) -> list[str]:
-    """The top of a report: banner if simulated, title, provenance table (reads the run dir)."""
+def provenance_header(
+    run_dir: Path, *, title: str, rows_simulated: bool, lead: Sequence[str] = ()
+) -> list[str]:
+    """The top of a report: banner if simulated, title, `lead` (e.g. the carrier's warning
+    that its models recalled nothing: it comes before provenance and requests, issue 32),
+    provenance table, requests (reads the run dir)."""
     manifest = io.read_manifest(run_dir)
     facts = provenance(
         manifest, plan_arms(run_dir), run_id=run_dir.name, rows_simulated=rows_simulated
     )
-    return [*header_lines(facts, title=title), *request_lines(run_dir)]
+    lead = [*partial_lines(run_dir), *lead]  # a run still being written: say so first
+    return [*header_lines(facts, title=title, lead=lead), *request_lines(run_dir)]

@@ -7,7 +7,8 @@ here: the shared outcome frame (jobs/outcome_frame.py) writes its nothing-ran re
 The report opens with the shared provenance header (jobs/provenance_header.py):
 its first line is `SIMULATED ...` when any row of the run is simulated or the run was planned
 on simulated endpoints, and every figure of such a run carries a SIMULATED mark
-(jobs/figures_common.py).
+(jobs/figures_common.py). When recall is near zero everywhere, the floor warning (naming the
+models and their size) comes right under the title, before provenance and requests (issue 32).
 """
 
 from __future__ import annotations
@@ -86,9 +87,13 @@ def render_report(run_dir: Path) -> Path:
 
     manifest = io.read_manifest(run_dir)
     simulated = is_simulated(summary, manifest)
-    lines = provenance_header(run_dir, title=sections.TITLE, rows_simulated=simulated)
+    lines = provenance_header(
+        run_dir,
+        title=sections.TITLE,
+        rows_simulated=simulated,
+        lead=sections.near_zero_note(recall),  # first: tiny models recall almost nothing
+    )
     lines += sections.headline(summary) + sections.run_status(manifest)
-    lines += sections.near_zero_note(recall)
     heatmap = figures.recall_heatmap(recall)
     if heatmap is not None:
         _save(heatmap, out / "recall_heatmap.png", simulated)

@@ -7,15 +7,25 @@ contrasts between floors carry little information.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
 from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N, footnote, marked
+from pipeline.carrier.validity import CATCH_UP
 
 NEAR_ZERO_RECALL = 0.1
 """Cells whose mean recall is at or below this are called near zero in the report."""
+
+CATCH_UP_MEANS = (
+    f"`{CATCH_UP}`: a fold returned no usable carrier (empty or refused), so the next fold "
+    "took the pending chunks together and the trajectory answers a different question; it is "
+    "the arm's own behaviour, left out of every mean and never retried (docs/protocol.md, "
+    '"The trajectory").'
+)
+"""Where a reader first meets `catch_up` (the report's sweep status), it is explained."""
 
 
 def signed(value: object) -> str:
@@ -67,30 +77,62 @@ def run_status(manifest: dict[str, Any] | None) -> list[str]:
         items = mapping.items() if isinstance(mapping, dict) else []
         return ", ".join(f"{k} {v}" for k, v in sorted(items)) or "none"
 
+    invalid = counts.get("invalid")
+    caught_up = isinstance(invalid, dict) and bool(invalid.get(CATCH_UP))
     return [
         f"Sweep status: {manifest.get('status') if manifest else '?'}. Planned trajectories "
         f"{counts.get('planned')}: valid {counts.get('valid')}; invalid by reason: "
-        f"{by_reason(counts.get('invalid'))}; not run by reason: "
-        f"{by_reason(counts.get('not_run'))}; pending {counts.get('pending')}.",
+        f"{by_reason(invalid)}; not run by reason: "
+        f"{by_reason(counts.get('not_run'))}; pending {counts.get('pending')}."
+        + (f" {CATCH_UP_MEANS}" if caught_up else ""),
         "",
     ]
 
 
+_PARAMETERS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([MB])(?![a-z])", re.IGNORECASE)
+
+
+def model_size(model: str) -> str | None:
+    """The parameter count a model's name states (`SmolLM2-135M-Instruct` -> `135M`), else None.
+
+    Decision: the name is the only size every panel records; a name without one says nothing.
+    """
+    found = _PARAMETERS.search(model)
+    return None if found is None else found.group(1) + found.group(2).upper()
+
+
+def _models_with_size(models: Sequence[str]) -> str:
+    named = []
+    for model in models:
+        size = model_size(model)
+        named.append(f"{model} ({size} parameters)" if size else model)
+    return ", ".join(named)
+
+
 def near_zero_note(recall: pl.DataFrame) -> list[str]:
+    """The floor warning; the report puts it first, right under the title (issue 32)."""
     valid = recall.filter(pl.col("valid_rows") > 0)
     if valid.is_empty():
         return ["No configuration has a valid final row, so no recall can be reported.", ""]
     best = valid.get_column("mean_recall").max()
-    if isinstance(best, float) and best <= NEAR_ZERO_RECALL:
-        return [
-            f"**Recall is near zero everywhere**: the best cell mean is {best:.3f}. The models "
-            "recalled almost none of the planted facts, so every contrast below compares floor "
-            "results and says little about carrier representations. This is a measurement, "
-            "not a failure of the run: see 'What the final carriers held' for whether the "
-            "values were lost in the folds or at the answer turn.",
-            "",
-        ]
-    return []
+    if not (isinstance(best, float) and best <= NEAR_ZERO_RECALL):
+        return []
+    column = "model" if "model" in valid.columns else "config_id"
+    models = sorted({str(m) for m in valid.get_column(column).to_list()})
+    sizes = [model_size(m) for m in models]
+    if all(size is not None and size.endswith("M") for size in sizes):  # under a billion
+        who = f"These are tiny models: {_models_with_size(models)}. Models of this size recall"
+    else:
+        who = f"The models ({_models_with_size(models)}) recalled"
+    return [
+        f"**Recall is near zero everywhere** (best cell mean {best:.3f}). {who} almost none "
+        "of the planted facts, so "
+        "every contrast below compares floor results and says little about carrier "
+        "representations. This is a measurement, not a failure of the run: see 'What the "
+        "final carriers held' for whether the values were lost in the folds or at the answer "
+        "turn.",
+        "",
+    ]
 
 
 def recall_section(recall: pl.DataFrame) -> list[str]:
