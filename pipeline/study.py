@@ -252,10 +252,18 @@ class StudyInputs:
 
 @dataclass(frozen=True)
 class ProgressLabels:
-    """What the progress display calls a unit and a step (carrier: trajectories, folds)."""
+    """What the progress display calls a unit and a step (carrier: trajectories, folds).
+
+    `priced_requests` and `priced_cost_usd` name the study's own row columns holding work it
+    prices without sending (toolout: every replayed request at its cache model's prices);
+    the display sums them over collected rows and shows them apart, labelled "priced
+    offline", beside what was sent and paid (issue 32 §18). None: the study prices nothing
+    it does not send."""
 
     unit: str = "units"
     step: str = "steps"
+    priced_requests: str | None = None
+    priced_cost_usd: str | None = None
 
 
 class Study(Protocol):

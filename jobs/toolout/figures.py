@@ -49,7 +49,7 @@ def breakeven_curves(rates: pl.DataFrame, points: pl.DataFrame) -> Figure:
 
 
 def savings_plot(table: pl.DataFrame) -> Figure:
-    """Median paired saving (% of control) per configuration and policy."""
+    """Paired saving per configuration and policy, as % of control's total (the mean's)."""
     policies = sorted(set(table["policy"].to_list()))
     configs = sorted(set(table["config_id"].to_list()))
     height = 0.35 * len(policies) * len(configs) + 1.5

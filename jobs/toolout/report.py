@@ -2,8 +2,11 @@
 
 It opens with the shared provenance header (jobs/provenance_header.py: run, study, panel,
 corpus and its SHA-256, policies, git sha, versions, probe verdicts, simulated or not), describes
-the corpus (and says where it is a near no-op), then gives per provider x policy the paired
-savings against control with bootstrap intervals and the minimum detectable effect, the cache
+the corpus (and says where it is a near no-op) and, for a user corpus, every file it skipped
+with the reason, then gives per provider x policy the paired
+savings against control (the mean and its bootstrap interval first, the median in a secondary
+column: on a mostly no-op corpus the median's interval is [0, 0]; issue 32 §17) and the
+minimum detectable effect, the cache
 behaviour with a cause for every missed token, the economic gate's decisions and regret, and
 the break-even table and curves. Values resting on a small sample (jobs/small_sample.py) are
 marked, and every figure goes through jobs.figures_common.save_figure (SIMULATED when the run is).
@@ -116,6 +119,40 @@ def _corpus(out: Path) -> list[str]:
     return [*lines, ""]
 
 
+MAX_SKIPPED_SHOWN = 200  # the rest are in RUN_DIR/corpus.json
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _skipped(run_dir: Path) -> list[str]:
+    """A user corpus (`study.transcripts_dir`): every file or record left out, with why
+    (the manifest's `extra.inputs.skipped`, as the sweep printed them before it started)."""
+    manifest = io.read_manifest(run_dir) or {}
+    where = ((manifest.get("config") or {}).get("study") or {}).get("transcripts_dir")
+    if not where:
+        return []
+    skipped = ((manifest.get("extra") or {}).get("inputs") or {}).get("skipped") or []
+    lines = ["## Skipped transcript files", ""]
+    if not skipped:
+        return [*lines, f"No file of `{where}` was skipped.", ""]
+    lines += [
+        f"{len(skipped)} files or records of `{where}` were skipped; the other transcripts "
+        "ran. None of them is in any table of this report.",
+        "",
+        "| file or record | reason |",
+        "|---|---|",
+    ]
+    lines += [
+        f"| `{_cell(str(s.get('source')))}` | {_cell(str(s.get('reason')))} |"
+        for s in skipped[:MAX_SKIPPED_SHOWN]
+    ]
+    if len(skipped) > MAX_SKIPPED_SHOWN:
+        lines += ["", f"… and {len(skipped) - MAX_SKIPPED_SHOWN} more: RUN_DIR/corpus.json."]
+    return [*lines, ""]
+
+
 def _live(run_dir: Path, layout: Layout, out: Path, simulated: bool) -> list[str]:
     """The live section: predicted against reported hits; nothing for an offline run."""
     path = out / "live.parquet"
@@ -173,20 +210,24 @@ def render_report(run_dir: Path, layout: Layout) -> Path:
     )
     lines += _seed_no_ops(cache)
     lines += _corpus(out)
+    lines += _skipped(run_dir)
     lines += _live(run_dir, layout, out, simulated)
     lines += ["## Paired savings against control (USD per transcript, positive = cheaper)", ""]
     lines += [
-        "Pairs are transcripts; intervals are 95% percentile bootstrap intervals "
-        "(analysis.bootstrap); MDE is the mean saving a paired test could detect (α 0.05, "
+        "Pairs are transcripts. The headline is the mean saving per transcript and its 95% "
+        "percentile bootstrap interval (analysis.bootstrap): most transcripts of a corpus are "
+        "near no-op, so the median pair saves exactly zero and its interval is [0, 0] even "
+        "where the mean's is not; the median stays in the last column (its interval is in "
+        "savings.parquet). MDE is the mean saving a paired test could detect (α 0.05, "
         "power 0.8) with this many transcripts.",
         "",
     ]
     shown = _small(savings, "pairs").with_columns(
         pl.Series(
-            "median_ci",
+            "mean_ci",
             [
                 f"[{lo:+.6f}, {hi:+.6f}]"
-                for lo, hi in savings.select("median_ci_lo", "median_ci_hi").iter_rows()
+                for lo, hi in savings.select("mean_ci_lo", "mean_ci_hi").iter_rows()
             ],
             dtype=pl.String,
         ),
@@ -198,12 +239,12 @@ def render_report(run_dir: Path, layout: Layout) -> Path:
             ("configuration", "config_id", None),
             ("policy", "policy", None),
             ("n", "pairs", None),
-            ("median", "median_saving_usd", _money),
-            ("median 95% CI", "median_ci", None),
             ("mean", "mean_saving_usd", _money),
+            ("mean 95% CI", "mean_ci", None),
             ("% of control", "saving_pct_of_control", lambda v: "–" if v is None else f"{v:+.2f}%"),
             ("cheaper / dearer", "cheaper_dearer", None),
             ("MDE (mean)", "mde_mean_usd", _money),
+            ("median", "median_saving_usd", _money),
         ],
     )
     lines += _footnote_if(savings, "an interval or MDE over pairs", MIN_SPREAD_N)

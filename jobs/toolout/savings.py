@@ -4,9 +4,12 @@ Decisions (the seed's statistics, applied to replay): the pair is one transcript
 configuration; saving = control cost − policy cost (USD, positive = cheaper). Per
 (configuration, policy): pairs, median and mean saving, the share cheaper, the saving as a
 percentage of control's total, and percentile bootstrap intervals of the median and the mean
-(analysis.bootstrap: seed 166, 10,000 resamples by default, as the seed). The minimum detectable
-effect is the mean saving a two-sided paired test at alpha 0.05 would detect with 80% power:
-(1.96 + 0.84) · sd / sqrt(pairs).
+(analysis.bootstrap: seed 166, 10,000 resamples by default, as the seed). The seed reports
+medians; the report leads with the mean and its interval instead (decision, issue 32 §17): in a
+replayed corpus most transcripts are near no-op, so the median pair saves exactly zero and its
+interval is [0, 0] where the mean's is informative. Both stay in this table. The minimum
+detectable effect is the mean saving a two-sided paired test at alpha 0.05 would detect with
+80% power: (1.96 + 0.84) · sd / sqrt(pairs).
 """
 
 from __future__ import annotations
@@ -62,12 +65,12 @@ def savings_table(pairs: pl.DataFrame, *, seed: int, resamples: int) -> pl.DataF
                 "config_id": config_id,
                 "policy": policy,
                 "pairs": int(values.size),
+                "mean_saving_usd": float(values.mean()),  # the headline (module doc)
+                "mean_ci_lo": mean_ci[0],
+                "mean_ci_hi": mean_ci[1],
                 "median_saving_usd": float(np.median(values)),
                 "median_ci_lo": median_ci[0],
                 "median_ci_hi": median_ci[1],
-                "mean_saving_usd": float(values.mean()),
-                "mean_ci_lo": mean_ci[0],
-                "mean_ci_hi": mean_ci[1],
                 "cheaper": int((values > 1e-12).sum()),
                 "dearer": int((values < -1e-12).sum()),
                 "saving_pct_of_control": 100.0 * float(values.sum()) / control_total
@@ -84,12 +87,12 @@ _SCHEMA = {
     "config_id": pl.String,
     "policy": pl.String,
     "pairs": pl.Int64,
-    "median_saving_usd": pl.Float64,
-    "median_ci_lo": pl.Float64,
-    "median_ci_hi": pl.Float64,
     "mean_saving_usd": pl.Float64,
     "mean_ci_lo": pl.Float64,
     "mean_ci_hi": pl.Float64,
+    "median_saving_usd": pl.Float64,
+    "median_ci_lo": pl.Float64,
+    "median_ci_hi": pl.Float64,
     "cheaper": pl.Int64,
     "dearer": pl.Int64,
     "saving_pct_of_control": pl.Float64,

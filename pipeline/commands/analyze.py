@@ -7,12 +7,17 @@ bootstrap settings are the manifest's `config.analysis` (read through the config
 overridden by its flag. Every part's footer is checked first, and the parts the analysis read
 are fingerprinted into RUN_DIR/analysis/inputs.json (pipeline.store.analysis_inputs), which
 `report` checks.
+
+A run still being written (its lock held by a live sweep of another process) is analysed as
+it stands, with one line on stderr and a warning in the report's first lines saying the
+analysis is partial (jobs/partial_run.py: it does not wait for the lock).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 
 from pipeline.commands.args import CommandParser
@@ -72,10 +77,15 @@ def with_flags(
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     from jobs.outcome_frame import framed
+    from jobs.partial_run import partial_note
     from pipeline import studies
     from pipeline.store.analysis_inputs import analyzed
+    from pipeline.store.run_lock import live_writer
 
     run_dir = require_run_dir(args.run_dir)
+    holder = live_writer(run_dir)  # a sweep still writing it: say so (jobs/partial_run.py)
+    if holder is not None:
+        print(partial_note(run_dir, holder), file=sys.stderr, flush=True)
     definition = framed(studies.of_run(run_dir))  # the shared outcome frame
     analysis = with_flags(
         manifest_analysis(run_dir),

@@ -2,8 +2,8 @@
 
 stdout holds only the run directory. stderr gets the summary paragraph of a completed sweep,
 or the one line naming why it did not complete; the exit code follows the outcome (the table
-in pipeline/sweep/summary.py: 0 completed, 2 bad input, 3 nothing ran, 4 failed, 130/143
-stopped by SIGINT/SIGTERM).
+in pipeline/sweep/summary.py: 0 completed, 2 bad input, 3 nothing ran, 4 failed, 5 above
+fail_on.invalid_share, 130/143 stopped by SIGINT/SIGTERM).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ def main(argv: list[str]) -> int:
         print(
             "usage: python -m pipeline sweep [KEY=VALUE ...] [+panel=NAME]\n"
             "  e.g. arms=[j,q] repeats=4 scenario=small +panel=sim resume=RUN_DIR budget.usd=15\n"
-            "exit: 0 completed, 2 bad input, 3 nothing ran, 4 failed, 130/143 stopped by "
-            "SIGINT/SIGTERM (resume=RUN_DIR continues)"
+            "exit: 0 completed, 2 bad input, 3 nothing ran, 4 failed, 5 above "
+            "fail_on.invalid_share, 130/143 stopped by SIGINT/SIGTERM (resume=RUN_DIR continues)"
         )
         return 0
     from pipeline.commands.start import resolve_start

@@ -3,7 +3,9 @@
 Serves the runs on http://127.0.0.1:PORT/ (loopback only; the port is an option, 0 picks a
 free one), prints the URL, and stops on Ctrl-C. `--export OUT.html RUN_DIR` writes one
 self-contained HTML file instead (figures and data inline; opens from disk with no server) and
-prints its path and size. The pages are `pipeline.view`'s.
+prints its path and size, with a one-line warning on stderr above `export.WARN_BYTES` (50 MB);
+a path it cannot write (a directory, `/proc/x.html`) is one `error:` line, exit 2. The pages
+are `pipeline.view`'s.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import signal
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,6 +79,18 @@ def _stop_on_signals() -> asyncio.Event:
     return stop
 
 
+def _warn_if_large(out: Path, size: int) -> None:
+    from pipeline.view import export
+
+    if size > export.WARN_BYTES:
+        print(
+            f"warning: {out} is {size / 1e6:.1f} MB, over the {export.WARN_BYTES / 1e6:.0f} MB a "
+            "browser opens comfortably; `python -m pipeline view RUN_DIR` serves the same pages "
+            "one at a time",
+            file=sys.stderr,
+        )
+
+
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
@@ -88,6 +103,7 @@ def main(argv: list[str]) -> int:
         (run,) = open_runs(args.run_dirs)
         size = write_export(run, args.export)
         print(f"{args.export} ({size / 1e6:.1f} MB)")
+        _warn_if_large(args.export, size)
         return 0
     runs = open_runs(args.run_dirs)
     with contextlib.suppress(KeyboardInterrupt):

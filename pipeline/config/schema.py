@@ -12,6 +12,7 @@ tests/test_config_schema.py.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -66,12 +67,31 @@ class Limits:
 
 @dataclass(frozen=True)
 class Prices:
-    """USD per million tokens."""
+    """USD per million tokens, each finite and >= 0 (or None where allowed).
+
+    Checked by the EndpointConfig that holds them (`price_problem`), so the one-line refusal
+    names the configuration too: a negative or NaN price turned the budget off (issue 32 §7).
+    """
 
     input_per_mtok: float = 0.0
     output_per_mtok: float = 0.0
     cached_input_per_mtok: float | None = None  # None = billed as ordinary input
     cache_write_per_mtok: float | None = None
+
+    def price_problem(self) -> str | None:
+        """`prices.FIELD must be ...` for the first price that is negative or not finite."""
+        for name in (
+            "input_per_mtok",
+            "output_per_mtok",
+            "cached_input_per_mtok",
+            "cache_write_per_mtok",
+        ):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                return (
+                    f"prices.{name} must be finite and >= 0 (USD per million tokens), not {value!r}"
+                )
+        return None
 
 
 @dataclass(frozen=True)
@@ -132,6 +152,9 @@ class EndpointConfig:
                     f"not {list(bounds)}"
                 )
         check_range(f"{self.config_id}: max_output_tokens", self.max_output_tokens, at_least=1)
+        problem = self.prices.price_problem()
+        if problem is not None:
+            raise ConfigError(f"configuration {self.config_id}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -166,6 +189,8 @@ class SimConfig:
         check_range("sim.configs", self.configs, at_least=1)
         check_range("sim.latency_s", self.latency_s, at_least=0)
         check_range("sim.fault_rate", self.fault_rate, at_least=0, at_most=1)
+        check_range("sim.price_input_per_mtok", self.price_input_per_mtok, at_least=0)
+        check_range("sim.price_output_per_mtok", self.price_output_per_mtok, at_least=0)
 
 
 @dataclass(frozen=True)
@@ -240,8 +265,25 @@ class BudgetConfig:
     requests: int | None = None
 
     def __post_init__(self) -> None:
+        if self.usd is not None and not math.isfinite(self.usd):  # inf was "no limit" (§7)
+            raise ConfigError(
+                f"budget.usd must be a finite number of USD, not {self.usd!r}; "
+                "budget.usd=null means no limit"
+            )
         check_range("budget.usd", self.usd, at_least=0)
         check_range("budget.requests", self.requests, at_least=0)
+
+
+@dataclass(frozen=True)
+class FailOnConfig:
+    """When a finished run still exits non-zero, for CI (pipeline/sweep/summary.py, exit 5)."""
+
+    # a share in [0, 1] of the final units (those with a row) that are infrastructure-invalid,
+    # above which the sweep exits 5 with one line; null: off (exit 0 whatever the share)
+    invalid_share: float | None = None
+
+    def __post_init__(self) -> None:
+        check_range("fail_on.invalid_share", self.invalid_share, at_least=0, at_most=1)
 
 
 CacheScope = Literal["run", "shared", "off"]
@@ -294,6 +336,22 @@ class RayConfig:
 
 
 @dataclass(frozen=True)
+class RunLimits:
+    """Bounds on what one run may ask for, checked before anything starts (issue 32 §6).
+
+    Not an endpoint's `limits` (rates, concurrency): these bound the run's size, so a typo
+    such as `repeats=1000000000` is one line naming the plan's size, not gigabytes of plan.
+    """
+
+    # planned units (configurations x arms x execution groups x repeats) a run may hold;
+    # the plan and the resume diff are held in memory (about 1 KB per unit at the driver's peak)
+    max_units: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        check_range("limits.max_units", self.max_units, at_least=1)
+
+
+@dataclass(frozen=True)
 class BootstrapConfig:
     seed: int = 166
     resamples: int = 10000
@@ -326,10 +384,12 @@ class RunConfig:
     resume: str | None = None
     allow_config_change: bool = False
     progress: bool = True
+    limits: RunLimits = field(default_factory=RunLimits)  # the run's size (not an endpoint's)
     retry: RetryConfig = field(default_factory=RetryConfig)
     probe: ProbeConfig = field(default_factory=ProbeConfig)
     timeouts: TimeoutConfig = field(default_factory=TimeoutConfig)
     budget: BudgetConfig = field(default_factory=BudgetConfig)
+    fail_on: FailOnConfig = field(default_factory=FailOnConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
     ray: RayConfig = field(default_factory=RayConfig)
     sim: SimConfig = field(default_factory=SimConfig)

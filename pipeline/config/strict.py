@@ -10,6 +10,7 @@ that into an error that names the key and the valid alternatives. The same holds
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -34,12 +35,15 @@ def check_range(
 ) -> None:
     """Raise a one-line ConfigError naming `key`, `value` and the allowed range; None passes.
 
-    `at_least`/`at_most` are inclusive bounds, `above` an exclusive lower bound.
+    `at_least`/`at_most` are inclusive bounds, `above` an exclusive lower bound. A value must
+    also be finite: NaN passes no comparison's intent and an infinity (YAML's `.inf`, or
+    `1e309`) is no number a config means (issue 32 §7: `budget.usd=inf` was "no limit").
     """
     if value is None:
         return
     low_ok = (at_least is None or value >= at_least) and (above is None or value > above)
-    if low_ok and (at_most is None or value <= at_most):
+    finite = math.isfinite(value)
+    if finite and low_ok and (at_most is None or value <= at_most):
         return
     if at_least is not None and at_most is not None:
         allowed = f"between {at_least:g} and {at_most:g}"
@@ -49,7 +53,8 @@ def check_range(
         allowed = f"at least {at_least:g}"
     else:
         allowed = f"at most {at_most:g}"
-    raise ConfigError(f"{key} must be {allowed}, not {value!r}")
+    number = "" if finite else "a finite number "
+    raise ConfigError(f"{key} must be {number}{allowed}, not {value!r}")
 
 
 def build(cls: type[T], data: Any, path: str = "") -> T:

@@ -20,7 +20,8 @@ Decisions (docs/protocol.md, "The embedded local panel"):
   last line of its log and the meaning of its exit (`server_deaths`).
 - Each process gets its own session (process group), so a terminal's Ctrl-C does not reach it
   mid-request and stop() can kill the whole group: SIGTERM, then SIGKILL after a grace period.
-  An atexit hook kills any group still alive (only a SIGKILLed parent can leave an orphan).
+  An atexit hook kills any group still alive, and each process dies with its parent
+  (`parent_death`: PR_SET_PDEATHSIG), so not even a SIGKILLed driver leaves an orphan.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ from pipeline.config.load import conf_dir
 from pipeline.config.schema import EndpointConfig, LocalModelSpec, PanelConfig
 from pipeline.config.strict import build
 from pipeline.endpoints.llama_bin import LlamaServerBuild, locate
+from pipeline.endpoints.local_identity import server_identity
 from pipeline.endpoints.local_weights import locate_weights
+from pipeline.endpoints.parent_death import die_with_parent
 from pipeline.endpoints.server_deaths import explain_exit
 from pipeline.usererror import UserError
 
@@ -200,8 +203,17 @@ class LocalServer:
     def environment(self) -> dict[str, str]:
         return server_environment(self.api_key)
 
+    def identity(self) -> dict[str, Any]:
+        """What this server's replies depend on (pipeline/endpoints/local_identity.py)."""
+        binary = self.build.binary if self.build else locate().binary
+        return server_identity(self.command(), self.model_path, template_path(self.spec), binary)
+
     def launch(self) -> None:
-        """Spawn the process in its own session; stdout and stderr go to the log (appended)."""
+        """Spawn the process in its own session; stdout and stderr go to the log (appended).
+
+        The process dies with the thread that launches it (`die_with_parent`), so a SIGKILLed
+        driver leaves no server behind (issue 32 §9b); launch it from a thread that lives as
+        long as the server should (the engine's "local-servers" loop thread)."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log_file:
             log_file.write(f"\n=== launch {datetime.now(UTC).isoformat()} ===\n".encode())
@@ -213,6 +225,7 @@ class LocalServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env=self.environment(),
+                preexec_fn=die_with_parent(),  # noqa: PLW1509 - prctl only, no locks taken
             )
         self._launched_at = time.monotonic()
         self.ready_after_s = None

@@ -12,7 +12,8 @@
   one line, which stops the sweep: a crash loop is not turned into retried attempts.
 - **What differs from a hosted endpoint** is recorded: `describe()` gives, per server, the
   build (flags, version), the command line without secrets, and what /props reports (slots,
-  context per slot, chat template digest) for the manifest.
+  context per slot, chat template digest) for the manifest; `identities()` gives what its
+  replies depend on (weights, template, output flags, build), the response cache's name for it.
 """
 
 from __future__ import annotations
@@ -169,6 +170,11 @@ class LocalServerPool:
             }
             for cid, server in self.servers.items()
         }
+
+    def identities(self) -> dict[str, dict[str, Any]]:
+        """Per server, what its replies depend on: the response cache's name for it
+        (pipeline/endpoints/local_identity.py; issue 32)."""
+        return {cid: server.identity() for cid, server in self.servers.items()}
 
     async def start(self) -> None:
         """Launch every server, wait for /health, self-test, then start supervising."""

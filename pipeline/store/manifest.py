@@ -81,6 +81,9 @@ EXTRA_SCHEMA: Mapping[str, ExtraKey] = {
         _list_of(dict), "list of objects", "stale run-dir locks taken over (holder, by whom)"
     ),
     "aborted": ExtraKey(_is(bool), "boolean", "a second signal stopped the session at once"),
+    "stopped_before_plan": ExtraKey(
+        _is(int), "integer", "the signal that stopped a new run before its plan was written"
+    ),
     "stop_reason": ExtraKey(
         _is(str), "string", "why a budget_exhausted session stopped, when not the budget"
     ),

@@ -155,6 +155,29 @@ def _live_elsewhere(previous: Holder | None, me: Holder) -> bool:
     return previous.host != me.host or _alive_here(previous)
 
 
+def live_writer(run_dir: Path) -> Holder | None:
+    """The live session of another process that holds `run_dir` (a sweep still writing it),
+    or None. A reader's check (`analyze`, a report): it never takes the lock for more than a
+    probe, so a sweep starting at that instant is refused only in that instant's race; and
+    this process's own session (a sweep analysing its own run) is never another writer."""
+    try:
+        fd = os.open(run_dir / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None  # no lock file: no session ever held it
+    with os.fdopen(fd, "r", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _settled_holder(handle)
+        else:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            holder = _read_holder(handle)  # the record layer: another host's session
+            holder = holder if holder is not None and _live_elsewhere(holder, Holder.me()) else None
+    if holder is not None and holder.pid == os.getpid() and holder.host == socket.gethostname():
+        return None
+    return holder
+
+
 @contextlib.contextmanager
 def run_lock(run_dir: Path) -> Iterator[HeldLock]:
     """Hold `run_dir`'s session lock for the `with` block, or raise RunDirInUse at once."""

@@ -6,7 +6,9 @@ and hands it to the study's runner as the runner's `ChatClient`. For each reques
 1. the endpoint's output-token cap (`max_output_tokens`, the local panel's) is applied;
 2. the body is serialised once, as it will be sent, and hashed with the endpoint's identity,
    the unit's repeat and the request's position in the unit: the response cache's key;
-3. a cached reply answers at no cost (its original cost stays in the science);
+3. a cached reply answers at no cost; its `cost_usd` is priced again from its stored usage at
+   this configuration's prices (an upper estimate from the body's bytes where it had none),
+   so a price change is never hidden by the cache (issue 32); its `billed_usd` stays;
 4. otherwise the run's budget must admit the request (pipeline/sweep/budget.py), or the unit
    stops here (`BudgetStop`: not run, `budget_exhausted`);
 5. the request is sent; the provider refusing the account (`ProviderCreditsExhausted`, a 402)
@@ -152,6 +154,7 @@ class RequestBoundary:
             entry = ctx.cache.get(slot.key)
             cached = reply_from_json(entry.reply) if entry is not None else None
             if cached is not None:
+                cached = self._priced_now(request, payload, cached)
                 self._answered(slot, cached, hit=True, latency=0.0)
                 return cached
         reserved = await self._admit(request)
@@ -177,6 +180,18 @@ class RequestBoundary:
         latency = sent[-1].latency_s if sent else time.perf_counter() - started
         self._answered(slot, response, hit=False, latency=latency, attempt=max(0, len(sent) - 1))
         return response
+
+    def _priced_now(
+        self, request: ChatRequest, payload: bytes, cached: ChatResponse
+    ) -> ChatResponse:
+        """A cached reply's `cost_usd` at the current prices: the run that paid for it may have
+        had others (a shared cache, a panel's prices updated). Its stored usage is priced as
+        a sent reply's would be; what the provider billed then stays in `billed_usd`."""
+        if cached.usage.reported:
+            cost = cost_usd(cached.usage, self.context.endpoint.prices)
+        else:
+            cost = self._upper_cost(request, payload, cached)
+        return replace(cached, cost_usd=cost)
 
     def _upper_cost(self, request: ChatRequest, payload: bytes, response: ChatResponse) -> float:
         """A reply without (complete) usage is billed at an upper estimate, never $0."""

@@ -3,10 +3,20 @@
 A worker awaits `admit` before each request and sends `settle` without waiting (Ray keeps one
 caller's calls to an actor in order). The actor exists only when the run has a budget, so an
 unbudgeted sweep pays nothing for it on the request path.
+
+The gate that travels to the EndpointWorkers names the actor; it does not hold its handle.
+Ray puts any argument that contains an object ref (a pickled actor handle carries one) in the
+object store, and for an actor that Ray restarts (`max_restarts=-1`) its core worker then
+logged `core_worker.cc ... E ... has constructor arguments in the object store` on every
+budgeted sweep (issue 32 §18), with reason: a restart after that object went out of scope
+would fail. A name is a plain string, inlined with the rest of the settings; each process
+looks the actor up once (`ray.get_actor`). The driver's gate keeps the handle it created, which
+keeps the actor alive for the session.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import ray
@@ -34,10 +44,20 @@ class BudgetActor:
 
 
 class RayGate:
-    """A BudgetGate over the run's BudgetActor (picklable: it is a handle)."""
+    """A BudgetGate over the run's BudgetActor, by the actor's name (module doc)."""
 
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
+    def __init__(self, name: str, handle: Any = None) -> None:
+        self.name = name
+        self._handle = handle
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name, "_handle": None}  # never pickle the handle (module doc)
+
+    @property
+    def handle(self) -> Any:
+        if self._handle is None:
+            self._handle = ray.get_actor(self.name)
+        return self._handle
 
     async def admit(self, estimate_usd: float = 0.0) -> float | None:
         reserved: float | None = await self.handle.admit.remote(estimate_usd)
@@ -51,5 +71,6 @@ class RayGate:
 
 
 def start_budget(budget: BudgetConfig, *, spent_usd: float, requests: int) -> RayGate:
-    handle = BudgetActor.remote(budget, spent_usd, requests)  # type: ignore[attr-defined]
-    return RayGate(handle)
+    name = f"foldsweep-budget-{uuid.uuid4().hex}"  # unique: runs may share a cluster
+    options = BudgetActor.options(name=name)  # type: ignore[attr-defined]
+    return RayGate(name, options.remote(budget, spent_usd, requests))

@@ -4,7 +4,9 @@ The order matters (issue 19): a resume takes the run dir's lock (pipeline/store/
 before `prepare` reads its manifest and before `prepare_run_dir` stops "orphaned" Ray
 processes, so a second session never cleans up, or writes under, a live one. A new run's
 directory is claimed by an exclusive `mkdir` and locked at once. A stale lock taken over (its
-holder was killed) is printed and recorded in the manifest's `extra.lock_takeovers`.
+holder was killed) is printed and recorded in the manifest's `extra.lock_takeovers`. A
+session with `cache.scope=shared` also holds its cache directory shared
+(pipeline/sweep/cache_lock.py), so no `cache prune|clear` rewrites it under the session.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 
 from pipeline.store.manifest import load_manifest, write_manifest
 from pipeline.store.run_lock import HeldLock, run_lock
-from pipeline.sweep.run import Prepared, prepare, prepare_run_dir, resume_dir_of
+from pipeline.sweep.cache_lock import cache_shared
+from pipeline.sweep.run import Prepared, cache_dir, prepare, prepare_run_dir, resume_dir_of
 from pipeline.sweep.start import StartResolver
 
 
@@ -53,4 +56,7 @@ def claimed_session(overrides: Sequence[str], resolve: StartResolver) -> Iterato
         p = prepare_run_dir(prepare(resolve(overrides)))
         if not p.resuming:
             held.enter_context(run_lock(p.run_dir))
+        shared = cache_dir(p) if p.cfg.cache.scope == "shared" else None
+        if shared is not None:  # no `cache prune|clear` of it meanwhile (issue 32)
+            held.enter_context(cache_shared(Path(shared)))
         yield p

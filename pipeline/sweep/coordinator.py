@@ -205,7 +205,7 @@ class Coordinator:
             else:
                 self.sink.event("attempts_exhausted", config_id=spec.config_id, row_id=spec.row_id)
         if self.progress:
-            self.progress.record(spec.config_id, records.outcome, bill)
+            self.progress.record(spec.config_id, records.outcome, bill, row=records.row)
 
     def _learn_cost(self, spec: UnitSpec, records: UnitRecords) -> None:
         """What the unit cost, paid now or earlier, and its dearest request (unit_budget.py)."""

@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +38,8 @@ from pipeline.sweep.orphans import (
     record_session,
     remove_ray_temp_dir,
 )
+from pipeline.sweep.plan_bounds import PlanStopped, no_plan_reason
+from pipeline.sweep.probe_phase import collect_probes, estimate_probing
 from pipeline.sweep.probing import (
     arm_needs,
     not_run_from_verdicts,
@@ -67,31 +69,37 @@ from pipeline.usererror import UserError
 
 
 def _probe_all(
-    p: Prepared, workers: dict[str, Any], sink: Sink, only: set[str] | None = None
+    p: Prepared,
+    workers: dict[str, Any],
+    sink: Sink,
+    only: set[str] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> tuple[dict[tuple[str, str], str], list[dict[str, Any]]]:
     """Probe every included configuration (or those in `only`): (config, arm) -> not-run
-    reason for what it cannot serve, and every verdict."""
-    import ray
-
+    reason for what it cannot serve, and every verdict. The estimate is said first, a window
+    of configurations is probed at once, and `should_stop` ends it (probe_phase.py)."""
     if p.resolution.kind == "offline":  # nothing is served, so there is nothing to probe
         sink.event("probe_skipped", reason="offline panel")
         return {}, []
     plan = p.study.probe_plan()
     needed = plan.context_tokens
-    refs, needs_by_config = {}, {}
+    needs_by_config, shapes = {}, {}
     for inc in p.resolution.included:
         if only is not None and inc.config_id not in only:
             continue
         needs = arm_needs(plan, inc.endpoint)
         needs_by_config[inc.config_id] = needs
-        worker = workers[inc.config_id]
-        refs[inc.config_id] = worker.probe.remote(
-            inc.config_id, shapes_needed(needs), needed, p.cfg.probe.samples
-        )
+        shapes[inc.config_id] = (inc.endpoint, shapes_needed(needs))
+    counts = {cid: (ep, len(names)) for cid, (ep, names) in shapes.items()}
+    print(estimate_probing(counts, p.cfg.probe.samples).line(), file=sys.stderr, flush=True)
+    found_by_config = collect_probes(
+        list(shapes),
+        lambda cid: workers[cid].probe.remote(cid, shapes[cid][1], needed, p.cfg.probe.samples),
+        should_stop=should_stop,
+    )
     not_run: dict[tuple[str, str], str] = {}
     verdicts: list[dict[str, Any]] = []
-    for config_id, ref in refs.items():
-        found = ray.get(ref)
+    for config_id, found in found_by_config.items():
         verdicts += found
         for v in found:
             samples = [s["verdict"] for s in v.get("samples", ())]
@@ -155,14 +163,28 @@ def _coordinate(
         sink.flush()
 
 
-def served_by(p: Prepared, config_id: str) -> str | None:
+def served_by(p: Prepared, config_id: str, started: Mapping[str, Any] | None = None) -> str | None:
     """A stable name for a server this sweep starts itself (its URL changes every session);
-    None for an endpoint the user gave, whose URL identifies it."""
+    None for an endpoint the user gave, whose URL identifies it.
+
+    A local server is named by its identity (`started`, EndpointServers.describe(): weights,
+    template, output flags and build digests; issue 32), so an edited template or new
+    weights never answer from the old entries; a sim server by its seed.
+    """
     planned = {inc.config_id: inc.endpoint for inc in p.resolution.included}.get(config_id)
     if planned is None or planned.base_url:
         return None
-    started_from = f"sim.seed={p.cfg.sim.seed}" if p.simulated else p.resolution.kind
-    return f"{p.resolution.kind}:{config_id}:{started_from}"
+    kind = p.resolution.kind
+    if p.simulated:
+        started_from = f"sim.seed={p.cfg.sim.seed}"
+    elif kind == "local":
+        identity = (started or {}).get(config_id, {}).get("identity")
+        if identity is None:  # keyed by kind alone, it would answer from another server's
+            raise ValueError(f"local server {config_id} has no identity to name its replies")
+        started_from = f"local:{identity['digest']}"
+    else:
+        started_from = kind
+    return f"{kind}:{config_id}:{started_from}"
 
 
 def stop_check(stop: StopFlag, servers: EndpointServers) -> Callable[[], bool]:
@@ -368,15 +390,17 @@ def _run_session(
     from pipeline.sweep.budget_actor import start_budget
 
     index = session_index(session.manifest)
+    started = servers.describe()
+    if started:  # the local servers this session runs on: build, argv, props, identity
+        session.update_extra(local_servers=started)
     settings = {
         ep.config_id: dataclasses.replace(
-            worker_settings(p, ep, dates), session=index, served_by=served_by(p, ep.config_id)
+            worker_settings(p, ep, dates),
+            session=index,
+            served_by=served_by(p, ep.config_id, started),
         )
         for ep in servers.endpoints
     }
-    started = servers.describe()
-    if started:  # the local servers this session runs on: build, argv, props, differences
-        session.update_extra(local_servers=started)
     temp_dir = ray_temp_dir(p.run_dir) if p.cfg.ray.address == "local" else None
     init_ray(p.cfg.ray.address, p.cfg.ray.num_cpus, temp_dir, dashboard=p.cfg.ray.dashboard)
     stop.install()  # Ray's init replaced the SIGTERM handler with its own exit
@@ -390,8 +414,12 @@ def _run_session(
     workers = start_workers(settings, p.cfg.ray.endpoints_per_worker)
     probed_before = spent_by_probes(session.manifest.probes)
     if not p.resuming:
-        not_run, verdicts = _probe_all(p, workers, sink)
-        session.set_plan(plan_rows(p, not_run))
+        try:
+            asked = stop_check(stop, servers)
+            not_run, verdicts = _probe_all(p, workers, sink, should_stop=asked)
+            session.set_plan(plan_rows(p, not_run, should_stop=asked))
+        except PlanStopped:  # a run dir without a plan cannot be resumed: say so, as failed
+            return _stopped_before_plan(session, sink, stop, servers)
         rule = probe_rule(p.cfg.probe.samples)
         extra = {**session.manifest.extra, "probe_rule": rule}
         session.write(dataclasses.replace(session.manifest, probes=verdicts, extra=extra))
@@ -426,6 +454,21 @@ def _run_session(
         sink=sink,
     )
     return fatal
+
+
+def _stopped_before_plan(
+    session: RunSession, sink: Sink, stop: StopFlag, servers: EndpointServers
+) -> str:
+    """Close a session stopped (a signal, a fatal server) before its plan was written:
+    `failed`, with the reason, which is also the line the command prints."""
+    reason = servers.fatal or no_plan_reason(summary.signal_name(stop.signum))
+    sink.event("failed", error="stopped_before_plan", message=reason)
+    sink.flush()
+    extra: dict[str, Any] = {"error": reason}
+    if servers.fatal is None and stop.signum is not None:  # exits 128 + signum (_ending)
+        extra["stopped_before_plan"] = int(stop.signum)
+    session.finish("failed", extra)
+    return reason
 
 
 def _session_manifest(p: Prepared) -> Manifest:
@@ -474,7 +517,10 @@ def _ending(
         message = f"error: {fatal or manifest.extra.get('error') or 'the sweep failed'}"
         if report is not None:
             message += f"\nreport: {report}"
-        return SweepEnd(run_dir, status, summary.EXIT_FAILED, message, report)
+        code = summary.EXIT_FAILED
+        if manifest.extra.get("stopped_before_plan"):  # a signal: 128 + its number
+            code = summary.signal_exit_code(stop.signum)
+        return SweepEnd(run_dir, status, code, message, report)
     if status == "stopped":
         line = summary.stopped_line(manifest.counts, stop.signum, run_dir)
         return SweepEnd(run_dir, status, summary.signal_exit_code(stop.signum), line, report)
@@ -499,4 +545,8 @@ def _ending(
         else None,
         replay=p.resolution.kind == "replay",
     )
+    share = p.cfg.fail_on.invalid_share
+    failing = summary.invalid_share_failure(manifest.counts, share, report)
+    if failing is not None:  # fail_on.invalid_share: a CI gate, exit 5 with one line
+        return SweepEnd(run_dir, status, summary.EXIT_INVALID_SHARE, failing, report)
     return SweepEnd(run_dir, status, summary.EXIT_OK, paragraph, report)

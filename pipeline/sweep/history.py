@@ -4,8 +4,11 @@ A run's `config` and `config_fingerprint` are those of its latest session (the n
 compares against them); `history` keeps every session's own, so a run resumed with more
 repeats still says what it was first planned as. An entry: `session` (0 first), `started_at`,
 `overrides` (the run's full override list as of that session), `config` and
-`config_fingerprint`, `changes` (each changed key with before, after and kind, per
-pipeline/sweep/resume_change.py; empty on the first session), `added_units` (units the
+`config_fingerprint`, `execution` (the session's execution settings: retries, timeouts,
+`fail_on`, the sim's infrastructure keys and each configuration's limits, which a resume may
+change without counting as a config change; pipeline/sweep/resume.py), `changes` (each changed
+key with before, after and kind, per pipeline/sweep/resume_change.py; empty on the first
+session), `added_units` (units the
 session planned on top of the run's plan) and, on a simulated panel, `sim_counters` (that
 session's servers; the manifest's own `sim_counters` are the run's sums). A manifest written
 before history existed gets a first entry rebuilt from what it recorded (`reconstructed:
@@ -19,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.store.manifest import Manifest, redact, utc_now
-from pipeline.sweep.resume import config_fingerprint
+from pipeline.sweep.resume import config_fingerprint, execution_settings
 from pipeline.sweep.resume_change import ConfigChange
 
 
@@ -37,6 +40,7 @@ def session_entry(
         "overrides": list(overrides),
         "config": redact(config),
         "config_fingerprint": config_fingerprint(config),
+        "execution": redact(execution_settings(config)),
         "changes": [change.as_record() for change in changes],
         "added_units": 0,
     }

@@ -5,9 +5,10 @@ processes' fate to the driver, but a SIGKILL that lands while Ray is still start
 a few orphans (seen in tests/reliability/test_kill_resume.py). Before starting Ray, the
 driver records in the run directory the temp directory it gives Ray; a resume stops every live
 process whose command line names that directory, so leaks never accumulate across resumes.
-The local llama-servers run in their own sessions, so a hard-killed driver takes none of them
-down; the marker is set before they start and passed to them (endpoints.local's environment
-allow-list), so the same resume stops them too.
+The local llama-servers run in their own sessions; each dies with the driver's thread that
+launched it (endpoints.parent_death: PR_SET_PDEATHSIG, issue 32 §9b). As a backstop (another
+OS, a server left by an older foldsweep) the marker is set before they start and passed to
+them (endpoints.local's environment allow-list), so the same resume stops them too.
 Linux only (/proc); elsewhere nothing is found.
 
 A session's temp dir (`/tmp/fsray-<digest>`: sockets, session files, Ray's logs) is removed

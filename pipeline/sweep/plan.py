@@ -13,6 +13,9 @@ Decisions the paper leaves open:
 - ``row_id`` is ``f"{config_id}/{arm}/g{execution_group}/r{repeat}/a{attempt}"``: readable,
   deterministic and unique per attempt. It is an identifier, never parsed (a config_id may
   itself contain ``/``); join on the key columns instead.
+- The plan is a generator (``iter_plan``) turned into its table in chunks (``plan_table``):
+  no list of every unit is held while it is built, and a stop asked for between chunks ends
+  it (``PlanStopped``). Its size is bounded before it is built (pipeline/sweep/plan_bounds.py).
 - The plan is written once, before any dispatch; its ``status`` is ``pending`` or ``not_run``
   (with ``not_run_reason``, e.g. a probe exclusion). Outcomes live in rows/, and the manifest
   counts them; the session's close writes ``done`` back for final keys in one atomic replace
@@ -21,14 +24,18 @@ Decisions the paper leaves open:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 import pyarrow as pa
 
 from pipeline.store.schemas import PLAN
 from pipeline.study import UnitSpec
-from pipeline.sweep.schedules import rows_for
+from pipeline.sweep.plan_bounds import PlanStopped
+from pipeline.sweep.schedules import row_offset, schedule_rows
+
+PLAN_CHUNK = 50_000  # units turned into Arrow at a time; a stop is checked between chunks
 
 
 class PlannedConfig(NamedTuple):
@@ -54,6 +61,21 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
     ``configs`` holds (config_id, model, family) triples. Output order is config, group,
     repeat, schedule position; use ``dispatch_order`` to interleave configs for dispatch.
     """
+    return list(iter_plan(run_id, configs, arms, repeats, execution_group, schedule, groups=groups))
+
+
+def iter_plan(  # noqa: PLR0917 - build_plan's signature
+    run_id: str,
+    configs: Sequence[tuple[str, str, str]],
+    arms: Sequence[str],
+    repeats: int,
+    execution_group: int,
+    schedule: str,
+    *,
+    groups: int = 1,
+) -> Iterator[UnitSpec]:
+    """`build_plan`'s units one at a time, in its order; nothing is built ahead (a repeat's
+    schedule row is indexed, not listed: ``schedules.rows_for`` lists them all)."""
     _check_unique("config_id", [c[0] for c in configs])
     _check_unique("arm", arms)
     if not arms:
@@ -62,25 +84,22 @@ def build_plan(  # noqa: PLR0917 - the brief's positional signature, shared with
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     if groups < 1:
         raise ValueError(f"groups must be >= 1, got {groups}")
-    specs = []
+    rows = schedule_rows(schedule, len(arms))
     for index, config in enumerate(map(PlannedConfig._make, configs)):
-        rows = rows_for(schedule, len(arms), repeats, index)
+        start = row_offset(index, repeats, len(rows))  # as schedules.rows_for
         for group in range(execution_group, execution_group + groups):
             for repeat in range(repeats):
-                for position, arm_index in enumerate(rows[repeat]):
-                    specs.append(
-                        UnitSpec(
-                            run_id=run_id,
-                            config_id=config.config_id,
-                            model=config.model,
-                            family=config.family,
-                            arm=arms[arm_index],
-                            execution_group=group,
-                            repeat=repeat,
-                            schedule_position=position,
-                        )
+                for position, arm_index in enumerate(rows[(start + repeat) % len(rows)]):
+                    yield UnitSpec(
+                        run_id=run_id,
+                        config_id=config.config_id,
+                        model=config.model,
+                        family=config.family,
+                        arm=arms[arm_index],
+                        execution_group=group,
+                        repeat=repeat,
+                        schedule_position=position,
                     )
-    return specs
 
 
 def dispatch_order(specs: Iterable[UnitSpec]) -> list[UnitSpec]:
@@ -105,32 +124,56 @@ def dispatch_order(specs: Iterable[UnitSpec]) -> list[UnitSpec]:
     return ordered
 
 
-def plan_table(specs: Sequence[UnitSpec], not_run: Mapping[tuple[str, str], str]) -> pa.Table:
-    """The plan as an Arrow table; ``not_run`` maps (config_id, arm) to an exclusion reason."""
-    records = []
-    for spec in specs:
-        reason = not_run.get((spec.config_id, spec.arm))
-        records.append(
-            {
-                "run_id": spec.run_id,
-                "config_id": spec.config_id,
-                "model": spec.model,
-                "family": spec.family,
-                "arm": spec.arm,
-                "execution_group": spec.execution_group,
-                "repeat": spec.repeat,
-                "schedule_position": spec.schedule_position,
-                "status": "pending" if reason is None else "not_run",
-                "not_run_reason": reason,
-            }
-        )
-    return pa.Table.from_pylist(records, schema=PLAN)
+def plan_table(
+    specs: Iterable[UnitSpec],
+    not_run: Mapping[tuple[str, str], str],
+    *,
+    chunk: int = PLAN_CHUNK,
+    should_stop: Callable[[], bool] | None = None,
+) -> pa.Table:
+    """The plan as an Arrow table; ``not_run`` maps (config_id, arm) to an exclusion reason.
+
+    ``specs`` is consumed ``chunk`` units at a time, each chunk turned into Arrow columns
+    before the next is drawn, so only the table (not a list of units and one of row dicts)
+    grows with the plan. ``should_stop`` is asked before each chunk; True raises
+    ``PlanStopped``.
+    """
+    parts = []
+    units = iter(specs)
+    while True:
+        if should_stop is not None and should_stop():
+            raise PlanStopped("a stop was asked for while the plan was built")
+        batch = list(itertools.islice(units, chunk))
+        if not batch:
+            break
+        parts.append(_chunk_table(batch, not_run))
+    if not parts:
+        return PLAN.empty_table()
+    return pa.concat_tables(parts).combine_chunks()
+
+
+def _chunk_table(specs: Sequence[UnitSpec], not_run: Mapping[tuple[str, str], str]) -> pa.Table:
+    reasons = [not_run.get((s.config_id, s.arm)) for s in specs]
+    columns = {
+        "run_id": [s.run_id for s in specs],
+        "config_id": [s.config_id for s in specs],
+        "model": [s.model for s in specs],
+        "family": [s.family for s in specs],
+        "arm": [s.arm for s in specs],
+        "execution_group": [s.execution_group for s in specs],
+        "repeat": [s.repeat for s in specs],
+        "schedule_position": [s.schedule_position for s in specs],
+        "status": ["pending" if r is None else "not_run" for r in reasons],
+        "not_run_reason": reasons,
+    }
+    return pa.Table.from_pydict(columns, schema=PLAN)
 
 
 def specs_from_plan(plan: pa.Table) -> list[UnitSpec]:
     """The attempt-0 specs of every runnable (not ``not_run``) plan row, e.g. on resume."""
     specs = []
-    for record in plan.to_pylist():
+    records = (r for batch in plan.to_batches(PLAN_CHUNK) for r in batch.to_pylist())
+    for record in records:  # a chunk's dicts at a time, never the whole plan's
         if record["status"] == "not_run":
             continue
         specs.append(

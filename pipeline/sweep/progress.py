@@ -18,7 +18,10 @@ until the driver collects its row, and in the row totals from then on.
 The ETA is based on requests: work done is every final unit's requests plus the requests the
 attempts in flight have had answered, against planned units x the runner's
 `requests_per_unit` (carrier: folds + the recall request). The display's words for a unit and
-a step come from the study (`Study.progress_labels`; carrier: trajectories, folds). The ETA is
+a step come from the study (`Study.progress_labels`; carrier: trajectories, folds), and so do
+the row columns of work a study prices without sending (toolout's replayed requests and their
+cost): the line shows their sums apart, "priced offline", so an offline replay no longer reads
+"requests 0 … cost $0.0000" while it prices thousands. The ETA is
 shown once `ETA_MIN_REQUESTS` have been answered, long before the first unit ends. Without
 live counters (a dispatcher that has none) it falls back to final units against planned units.
 """
@@ -135,6 +138,8 @@ class ProgressView:
         self.row_requests: Counter[str] = Counter()
         self.row_folds: Counter[str] = Counter()
         self.row_tokens: Counter[str] = Counter()
+        self.priced_requests = 0  # the study's priced-offline work (ProgressLabels), all rows
+        self.priced_cost_usd = 0.0
         self.finals = 0
         self.cost = 0.0
         self.requests = 0
@@ -154,7 +159,14 @@ class ProgressView:
         """Whether live counters are worth fetching (they are display only)."""
         return self.enabled
 
-    def record(self, config_id: str, outcome: UnitOutcome, bill: Bill) -> None:
+    def record(
+        self,
+        config_id: str,
+        outcome: UnitOutcome,
+        bill: Bill,
+        row: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A collected attempt; `row`: its study columns (the priced-offline work's source)."""
         self.done[config_id] += 1
         if not outcome.valid:
             self.errors[config_id] += 1
@@ -164,6 +176,10 @@ class ProgressView:
         self.row_folds[config_id] += bill.steps
         tokens = (bill.prompt_tokens or 0) + (bill.completion_tokens or 0)
         self.row_tokens[config_id] += tokens
+        if row is not None and self.labels.priced_requests is not None:
+            self.priced_requests += int(row.get(self.labels.priced_requests) or 0)
+        if row is not None and self.labels.priced_cost_usd is not None:
+            self.priced_cost_usd += float(row.get(self.labels.priced_cost_usd) or 0.0)
 
     def _by_endpoint(self) -> dict[str, _LiveSum]:
         return {cid: _summed(view.attempts.values()) for cid, view in self.live.items()}
@@ -211,10 +227,20 @@ class ProgressView:
             f"{self.labels.unit} {self.finals}/{self.planned}  "
             f"in flight {total.running}{self._running_text(live) if per_endpoint else ''}  "
             f"attempts {sum(self.done.values())}  errors {sum(self.errors.values())}  "
-            f"requests {self.requests + total.sent} ({total.open} open)  "
+            f"requests {self.requests + total.sent}{self._sent_word()} ({total.open} open)  "
             f"{self.labels.step} {folds_text}  "
-            f"tokens {tokens}  cost ${self.cost + total.cost_usd:.4f}  eta {eta_text}"
+            f"tokens {tokens}  cost ${self.cost + total.cost_usd:.4f}{self._priced_text()}  "
+            f"eta {eta_text}"
         )
+
+    def _sent_word(self) -> str:
+        return " sent" if self.labels.priced_requests is not None else ""
+
+    def _priced_text(self) -> str:
+        """`  priced offline: N requests, $X` for a study that prices what it does not send."""
+        if self.labels.priced_requests is None:
+            return ""
+        return f"  priced offline: {self.priced_requests} requests, ${self.priced_cost_usd:.4f}"
 
     @staticmethod
     def _running_text(live: Mapping[str, _LiveSum]) -> str:

@@ -10,10 +10,17 @@ append costs about 20 us (docs/benchmarks.md): the cache is on every request's p
 
 Record: `FSC1 <key> <created> <length> <crc32>\\n<length bytes of JSON>\\n`, written by one
 `os.write` on an O_APPEND descriptor before the reply is handed to the study. A process kill
-leaves a whole record or a torn tail; a reader stops at the first record whose header, length
-or CRC does not check out (a torn tail, or damage), so a kill at any instant leaves a whole
-entry or none, and a corrupt, truncated, foreign-version or expired entry is a miss, never a
-crash. Records are not fsynced: a process kill keeps them; a power cut may lose the last.
+leaves a whole record or a torn tail. A record counts only when its header, its length (a
+newline right after the payload) and its CRC all check out; anything else is one unreadable
+stretch, and the scanner resynchronises at the next line that starts with the magic (issue
+32: it used to stop there, so one damaged length field hid every later record, and `prune`
+deleted them). The JSON payload never holds a raw newline (orjson escapes it), so only a
+header can start a line. The CRC is checked while scanning, not only when an entry is read: a
+damaged length can point exactly at the end of a later record, and only the CRC tells that
+apart from a whole one. So a kill at any instant leaves a whole entry or none, and a corrupt,
+truncated, foreign-version or expired entry is a miss, never a crash. The CRC detects damage;
+it authenticates nothing (docs/cluster.md, who may write a cache directory). Records are not
+fsynced: a process kill keeps them; a power cut may lose the last.
 
 The index (key -> where) is read from the directory's segments when the cache is first asked,
 and entries this process writes join it; another process's entries written later are not seen
@@ -25,6 +32,7 @@ use it import no pyarrow or Polars and stay small.
 
 from __future__ import annotations
 
+import mmap
 import os
 import socket
 import time
@@ -61,10 +69,24 @@ class CacheEntry:
 class CacheStats:
     entries: int
     bytes: int
-    expired: int  # expired or unreadable
+    expired: int  # indexed, but expired or not a reply
     oldest: float | None
     newest: float | None
     segments: int
+    damaged: int = 0  # stretches of the segments that are no whole record (skipped)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """What `prune` dropped, by why: every record it did not carry over is counted once."""
+
+    expired: int  # past the TTL
+    unreadable: int  # damaged stretches, and whole records that hold no reply
+    superseded: int  # a later record of the same key answers instead
+
+    @property
+    def total(self) -> int:
+        return self.expired + self.unreadable + self.superseded
 
 
 class _Where(NamedTuple):
@@ -73,6 +95,13 @@ class _Where(NamedTuple):
     length: int
     crc: int
     created: float
+
+
+class SegmentScan(NamedTuple):
+    """One segment's whole records, in file order, and how many stretches were skipped."""
+
+    records: list[tuple[str, _Where]]
+    damaged: int
 
 
 class ResponseCache:
@@ -85,6 +114,8 @@ class ResponseCache:
         self.ttl_s = ttl_s
         self.clock = clock
         self._index: dict[str, _Where] | None = None
+        self._records = 0  # whole records in the segments, superseded ones included
+        self._damaged = 0  # unreadable stretches the scan skipped
         self._fd: int | None = None
         self._segment: Path | None = None
         self._size = 0
@@ -105,8 +136,12 @@ class ResponseCache:
     def index(self) -> dict[str, _Where]:
         if self._index is None:
             self._index = {}
+            self._records = self._damaged = 0
             for path in self.segments():
-                for key, where in scan_segment(path):
+                scan = scan_segment(path)
+                self._records += len(scan.records)
+                self._damaged += scan.damaged
+                for key, where in scan.records:
                     known = self._index.get(key)
                     if known is None or where.created >= known.created:  # the latest wins
                         self._index[key] = where
@@ -118,10 +153,11 @@ class ResponseCache:
         return sorted(p for p in self.root.glob(SEGMENT_GLOB) if p.is_file())
 
     # -- writing ----------------------------------------------------------------------------
-    def put(self, key: str, kind: str, reply: dict[str, Any]) -> None:
-        """Append one whole record to this process's segment, in one write."""
+    def put(self, key: str, kind: str, reply: dict[str, Any], created: float | None = None) -> None:
+        """Append one whole record to this process's segment, in one write; `created` is now
+        unless given (a prune keeps each entry's age, so its TTL is not restarted)."""
         payload = orjson.dumps({"kind": kind, "reply": reply})
-        created = self.clock()
+        created = self.clock() if created is None else created
         crc = zlib.crc32(payload)
         header = b"%s %s %.6f %d %08x\n" % (MAGIC, key.encode(), created, len(payload), crc)
         fd = self._writer()
@@ -141,8 +177,10 @@ class ResponseCache:
             self._size = 0
         return self._fd
 
-    def close(self) -> None:
+    def close(self, *, sync: bool = False) -> None:
         if self._fd is not None:
+            if sync:
+                os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
 
@@ -168,67 +206,95 @@ class ResponseCache:
             expired += self.expired(where, entry)
             created.append(where.created)
         segments = len(self.segments())
-        return CacheStats(
-            count, size, expired, min(created, default=None), max(created, default=None), segments
-        )
+        oldest, newest = min(created, default=None), max(created, default=None)
+        return CacheStats(count, size, expired, oldest, newest, segments, self._damaged)
 
-    def prune(self) -> int:
-        """Rewrite the live entries into one new segment and delete the old segments; returns
-        how many entries were dropped (expired, damaged, or superseded by a later record)."""
+    def prune(self) -> Dropped:
+        """Rewrite the live entries into one new segment (synced), then delete the old
+        segments. Every whole, unexpired record that is the latest of its key is carried
+        over, so no intact reply is lost; what is not is counted by why (`Dropped`)."""
+        self._index = None
         old = self.segments()
         if not old:
-            return 0
-        records = sum(1 for path in old for _ in scan_segment(path))
-        live = [(k, e) for k, w, e in self.entries() if e is not None and not self.expired(w, e)]
+            return Dropped(0, 0, 0)
+        entries = list(self.entries())  # scans `old` (and anything newer, which is kept)
+        live = [(k, e) for k, w, e in entries if e is not None and not self.expired(w, e)]
+        not_replies = sum(1 for _k, _w, e in entries if e is None)
+        dropped = Dropped(
+            expired=len(entries) - len(live) - not_replies,
+            unreadable=self._damaged + not_replies,
+            superseded=self._records - len(entries),
+        )
         fresh = ResponseCache(self.root, clock=self.clock)
         for key, entry in live:
-            fresh.put(key, entry.kind, entry.reply)
-        fresh.close()
+            fresh.put(key, entry.kind, entry.reply, entry.created)
+        fresh.close(sync=True)  # on disk before the only other copy is deleted
         for path in old:
             path.unlink(missing_ok=True)
         self._index = None
-        return records - len(live)
+        return dropped
 
-    def clear(self) -> int:
-        """Delete every segment; returns how many entries they held."""
-        old = self.segments()
-        records = sum(1 for path in old for _ in scan_segment(path))
-        for path in old:
+    def clear(self) -> tuple[int, int]:
+        """Delete every segment; returns how many whole records and unreadable stretches
+        they held."""
+        self._index = None
+        self.index()
+        records, damaged = self._records, self._damaged
+        for path in self.segments():
             path.unlink(missing_ok=True)
         self._index = None
-        return records
+        return records, damaged
 
 
-def scan_segment(path: Path) -> Iterator[tuple[str, _Where]]:
-    """The records of one segment, up to the first that does not check out (a torn tail)."""
+def scan_segment(path: Path) -> SegmentScan:
+    """The whole records of one segment; a stretch that is none (damage, a torn tail) is
+    skipped up to the next line starting with the magic, and counted (see the module doc)."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below; an unreadable file has no records
-    except OSError:
-        return
-    with handle:
-        offset = 0
-        while True:
-            header = handle.readline(_MAX_HEADER)
-            if not header.endswith(b"\n"):
-                return
-            parts = header.split()
-            if len(parts) != 5 or parts[0] != MAGIC:
-                return
-            try:
-                key, created, length, crc = (
-                    parts[1].decode("ascii"),
-                    float(parts[2]),
-                    int(parts[3]),
-                    int(parts[4], 16),
-                )
-            except ValueError:
-                return
-            start = offset + len(header)
-            handle.seek(length, os.SEEK_CUR)
-            if handle.read(1) != b"\n":
-                return
-            yield key, _Where(path, start, length, crc, created)
-            offset = start + length + 1
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return SegmentScan([], 0)
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _scan(path, data)
+    except (OSError, ValueError):  # unreadable, or shrunk to nothing meanwhile: no records
+        return SegmentScan([], 0)
+
+
+def _scan(path: Path, data: mmap.mmap) -> SegmentScan:
+    records: list[tuple[str, _Where]] = []
+    damaged, offset, size = 0, 0, len(data)
+    while offset < size:
+        found = _record_at(path, data, offset)
+        if found is not None:
+            records.append(found[:2])
+            offset = found[2]
+            continue
+        damaged += 1
+        after = data.find(b"\n" + MAGIC + b" ", offset)
+        offset = size if after < 0 else after + 1
+    return SegmentScan(records, damaged)
+
+
+def _record_at(path: Path, data: mmap.mmap, offset: int) -> tuple[str, _Where, int] | None:
+    """The record starting at `offset` and where the next one starts, if it checks out."""
+    end_of_header = data.find(b"\n", offset, offset + _MAX_HEADER)
+    if end_of_header < 0:
+        return None
+    parts = data[offset:end_of_header].split()
+    if len(parts) != 5 or parts[0] != MAGIC:
+        return None
+    try:
+        key, created = parts[1].decode("ascii"), float(parts[2])
+        length, crc = int(parts[3]), int(parts[4], 16)
+    except ValueError:
+        return None
+    start = end_of_header + 1
+    end = start + length
+    if length < 0 or end >= len(data) or data[end] != ord("\n"):
+        return None
+    if zlib.crc32(data[start:end]) != crc:
+        return None
+    return key, _Where(path, start, length, crc, created), end + 1
 
 
 def _read_at(where: _Where) -> bytes | None:

@@ -11,6 +11,14 @@ A planned key (config_id, arm, execution_group, repeat) is judged by its FINAL a
 Keys the plan marks ``not_run`` are never dispatched. A run may only be resumed under the
 config it was made with (its fingerprint) and the same fixture, unless the user passes
 ``allow_config_change=true``.
+
+Execution settings are not the experiment (issue 32 §20): how fast, how wide and how
+patiently units are run does not change what a unit measures, so a resume may change them
+without that flag. They are `EXECUTION_ROOTS` (retries, timeouts, `fail_on`), `EXECUTION_KEYS`
+(the sim's latency, concurrency, stall, rpm limit and fault rate: its infrastructure, not its
+models) and every configuration's `limits` (rates, tokens per minute, concurrency) under
+`panel`. The manifest's history records each session's values (`execution_settings`,
+pipeline/sweep/history.py).
 """
 
 from __future__ import annotations
@@ -32,6 +40,10 @@ RUN_LOCAL_KEYS = frozenset(
     {"resume", "out_dir", "progress", "budget", "allow_config_change", "ray"}
 )
 """Top-level config keys that say where and how long to run, not what is measured."""
+
+EXECUTION_ROOTS = ("retry", "timeouts", "fail_on")
+EXECUTION_KEYS = ("latency_s", "concurrency", "stall_s", "rpm_limit", "fault_rate")  # under sim
+LIMITS = "limits"  # a configuration's rates and concurrency, anywhere under `panel`
 
 
 class NextAttempt(NamedTuple):
@@ -93,6 +105,45 @@ def config_fingerprint(resolved_config: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def execution_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A session's execution settings (module doc): each root, `sim.<key>`, and the `limits`
+    of each configuration of the panel that states them, by configuration id or position."""
+    out: dict[str, Any] = {root: config.get(root) for root in EXECUTION_ROOTS}
+    sim = config.get("sim")
+    if isinstance(sim, Mapping):
+        out.update({f"sim.{key}": sim.get(key) for key in EXECUTION_KEYS})
+    panel = config.get("panel")
+    configs = panel.get("configs") if isinstance(panel, Mapping) else None
+    if isinstance(configs, list):
+        limits = {
+            str(c.get("id", i)): c[LIMITS]
+            for i, c in enumerate(configs)
+            if isinstance(c, Mapping) and LIMITS in c
+        }
+        if limits:
+            out["panel.limits"] = limits
+    return out
+
+
+def _measured(config: Mapping[str, Any]) -> Any:
+    """`config` without its execution settings: what a unit measures."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, Mapping):
+            return {k: strip(v) for k, v in node.items() if k != LIMITS}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    out = {k: v for k, v in config.items() if k not in EXECUTION_ROOTS}
+    sim = out.get("sim")
+    if isinstance(sim, Mapping):
+        out["sim"] = {k: v for k, v in sim.items() if k not in EXECUTION_KEYS}
+    if "panel" in out:
+        out["panel"] = strip(out["panel"])
+    return out
+
+
 def check_resume_compatible(
     manifest: Manifest,
     new_fingerprint: str,
@@ -101,13 +152,16 @@ def check_resume_compatible(
     *,
     new_config: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """Refuse to resume under another config or fixture unless ``allow_change``.
+    """Refuse to resume under another config or fixture unless ``allow_change``; a change of
+    execution settings alone is no change of config (module doc).
 
     Returns the differences that were overridden (empty when none), for the manifest.
     """
     problems = []
-    if manifest.config_fingerprint != new_fingerprint:
-        changed = changed_paths(manifest.config, new_config) if new_config is not None else []
+    old, new = _measured(manifest.config), None if new_config is None else _measured(new_config)
+    execution_only = new is not None and config_fingerprint(old) == config_fingerprint(new)
+    if manifest.config_fingerprint != new_fingerprint and not execution_only:
+        changed = changed_paths(old, new) if new is not None else []
         what = f"changed keys {', '.join(changed[:8])}" if changed else "fingerprint differs"
         problems.append(f"run dir was made with another config: {what}")
     if manifest.fixture_sha256 is not None and fixture_sha != manifest.fixture_sha256:

@@ -8,8 +8,10 @@ keeps every unit it planned exactly as planned, so a change is one of three kind
   grows by added arms), added configurations (`sim.configs` up, `panel.configs` entries added)
   while every planned configuration stays as it was (limits aside);
 - session: it changes how this session runs or analyses, not what a unit is: `retry.*`,
-  `timeouts.*`, `probe.*`, `analysis.*`, the sim's infrastructure (latency, fault rate, stall,
-  concurrency, rpm limit) and any limits;
+  `timeouts.*`, `fail_on.*`, `probe.*`, `analysis.*`, the sim's infrastructure (latency, fault
+  rate, stall, concurrency, rpm limit) and any limits. Of these, the execution settings
+  (retries, timeouts, `fail_on`, the sim's infrastructure, limits; pipeline/sweep/resume.py)
+  need no `allow_config_change=true` (issue 32 §20);
 - anything else would alter units already planned (fewer repeats, a removed or changed arm or
   configuration, the seed, temperature, schedule, scenario, the sim's model behaviour ...) and
   is refused in one line naming the key, before anything starts.
@@ -39,7 +41,7 @@ from pipeline.sweep.plan import plan_table
 from pipeline.sweep.resume import changed_paths, config_fingerprint
 
 ChangeKind = Literal["extends", "session"]
-SESSION_ROOTS = frozenset({"retry", "timeouts", "probe", "analysis", "cache"})
+SESSION_ROOTS = frozenset({"retry", "timeouts", "probe", "analysis", "cache", "fail_on"})
 SESSION_KEYS = frozenset(
     {
         "sim.latency_s",

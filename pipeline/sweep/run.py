@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,7 +41,8 @@ from pipeline.study import AnalysedStudy, Study, UnitSpec
 from pipeline.sweep import run_names
 from pipeline.sweep.history import session_entry
 from pipeline.sweep.orphans import stop_orphans
-from pipeline.sweep.plan import build_plan, plan_table
+from pipeline.sweep.plan import iter_plan, plan_table
+from pipeline.sweep.plan_bounds import check_plan_size
 from pipeline.sweep.response_cache import RUN_CACHE_DIR, shared_cache_root
 from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
 from pipeline.sweep.resume_change import ConfigChange, changes_on_resume, planned_now
@@ -111,6 +112,13 @@ def prepare(start: SweepStart) -> Prepared:
     for inc in resolution.included:  # a runner that cannot be built fails here, not in an actor
         study.runner(inc.endpoint)
         check_sampling(inc.endpoint, temperature=cfg.temperature)  # its declared range
+    check_plan_size(  # arithmetic, before a unit is built (plan_bounds.py)
+        configs=len(resolution.included),
+        arms=len(study.arms()),
+        groups=study.execution_groups([inc.endpoint for inc in resolution.included]),
+        repeats=cfg.repeats,
+        max_units=cfg.limits.max_units,
+    )
     inputs = study.inputs
     if resume_dir is not None and manifest is not None:
         check_resume_compatible(
@@ -282,17 +290,27 @@ def schedule_closure(p: Prepared) -> ScheduleClosure:
 
 def plan_specs(p: Prepared) -> list[UnitSpec]:
     """Every unit the config plans (on a resume that extends the run, old and new)."""
+    return list(_planned(p))
+
+
+def _planned(p: Prepared) -> Iterator[UnitSpec]:
     cfg = p.cfg
     configs = [(inc.config_id, inc.model, inc.family) for inc in p.resolution.included]
     arms = list(p.study.arms())
     groups = p.study.execution_groups([inc.endpoint for inc in p.resolution.included])
-    return build_plan(
+    return iter_plan(
         p.run_dir.name, configs, arms, cfg.repeats, cfg.execution_group, cfg.schedule, groups=groups
     )
 
 
-def plan_rows(p: Prepared, not_run: dict[tuple[str, str], str]) -> pa.Table:
-    return plan_table(plan_specs(p), not_run)
+def plan_rows(
+    p: Prepared,
+    not_run: dict[tuple[str, str], str],
+    should_stop: Callable[[], bool] | None = None,
+) -> pa.Table:
+    """The plan table, built in chunks from the units as they are generated; `should_stop`
+    (a signal) ends it with PlanStopped (pipeline/sweep/plan_bounds.py)."""
+    return plan_table(_planned(p), not_run, should_stop=should_stop)
 
 
 def prepare_run_dir(p: Prepared) -> Prepared:

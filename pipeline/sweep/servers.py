@@ -143,8 +143,14 @@ class EndpointServers:
         )
 
     def describe(self) -> dict[str, Any]:
-        """What the servers this sweep started are, for the manifest (local panels only)."""
-        return self._local.describe() if self._local is not None else {}
+        """What the servers this sweep started are, for the manifest (local panels only), each
+        with its `identity`: what its replies depend on, the response cache's name for it."""
+        if self._local is None:
+            return {}
+        described: dict[str, Any] = self._local.describe()
+        for config_id, identity in self._local.identities().items():
+            described[config_id] = {**described[config_id], "identity": identity}
+        return described
 
     def counters(self) -> dict[str, Any]:
         if self._replay is not None:  # recording name -> times served (read on its loop)

@@ -9,6 +9,13 @@
              its probes): one `error:` line naming the cause, then the report's path
     4        failed: an endpoint server cannot serve (EndpointServers.fatal) or could not
              start: one `error:` line with the server's message
+    5        completed or budget_exhausted, but the share of infrastructure-invalid final
+             units is above `fail_on.invalid_share` (off by default; a CI gate, as inspect's
+             fail-on-error): one `error:` line with the count, the share, the causes and the
+             report's path. The share is over units with a final attempt (valid + invalid),
+             not units never run (a budget stop's), and counts `infrastructure:` reasons only:
+             a rejection or the arm's own behaviour is data, not a fault. The manifest's
+             status stays what it was.
     130/143  stopped by SIGINT / SIGTERM (128 + the signal's number): one line with the
              resume command
 
@@ -24,10 +31,12 @@ from pathlib import Path
 
 from pipeline.config.schema import BudgetConfig
 from pipeline.store.manifest import OutcomeCounts
+from pipeline.study_validity import INFRASTRUCTURE
 
 EXIT_OK = 0
 EXIT_NOTHING_RAN = 3
 EXIT_FAILED = 4
+EXIT_INVALID_SHARE = 5
 SIGNAL_EXIT_BASE = 128
 WIDTH = 100
 
@@ -44,6 +53,26 @@ def signal_name(signum: int | None) -> str:
         return signal.Signals(signum).name
     except ValueError:
         return f"signal {signum}"
+
+
+def invalid_share_failure(
+    counts: OutcomeCounts | None, threshold: float | None, report: Path | None
+) -> str | None:
+    """The exit-5 line when infrastructure-invalid final units are above `threshold` (module
+    doc), else None (also when `fail_on.invalid_share` is off)."""
+    if threshold is None or counts is None:
+        return None
+    faults = {r: n for r, n in counts.invalid.items() if r.startswith(f"{INFRASTRUCTURE}:")}
+    final = counts.valid + sum(counts.invalid.values())
+    failed = sum(faults.values())
+    if not final or failed / final <= threshold:
+        return None
+    line = (
+        f"error: {failed} of {final} final units are infrastructure-invalid "
+        f"({100 * failed / final:.1f}%), above fail_on.invalid_share={threshold:g} "
+        f"({by_reason(faults)})"
+    )
+    return line + (f"; report: {report}" if report is not None else "")
 
 
 def resume_command(run_dir: Path) -> str:

@@ -28,7 +28,7 @@ from pipeline.study import (
     UnitSpec,
 )
 from pipeline.study_validity import infrastructure
-from pipeline.toolout.cache_models import CacheModel
+from pipeline.toolout.cache_models import CacheModel, UnknownPriceError
 from pipeline.toolout.config import ToolOutConfig
 from pipeline.toolout.live import LiveBudget
 from pipeline.toolout.oracle import NAME as ORACLE
@@ -71,7 +71,12 @@ class ToolOutStudy:
 
     @property
     def progress_labels(self) -> ProgressLabels:
-        return ProgressLabels(unit="units", step="replays")
+        return ProgressLabels(
+            unit="units",
+            step="replays sent",  # answered live requests (none offline)
+            priced_requests="replayed_requests",  # priced, and sent only on a live panel
+            priced_cost_usd="replay_cost_usd",
+        )
 
     @property
     def corpus_record(self) -> dict[str, Any]:
@@ -113,15 +118,26 @@ class ToolOutStudy:
         return max(1, len(self.shards))
 
     def cache_model_for(self, endpoint: EndpointConfig) -> CacheModel:
+        """The configuration's cache model, which must price its model.
+
+        Called for every configuration before anything starts (`runner`, from the engine's
+        `prepare`): an unpriced model is refused there in one line, not as an
+        `UnknownPriceError` inside a Ray actor (issue 32 §8). Accounting never prices at 0.
+        """
         name = self.config.cache_model_for.get(endpoint.provider, endpoint.provider)
         try:
-            return self.cache_models[name]
+            model = self.cache_models[name]
         except KeyError:
             raise ConfigError(
                 f"configuration {endpoint.config_id}: no cache model {name!r} for provider "
                 f"{endpoint.provider!r}; have {', '.join(sorted(self.cache_models))} "
                 "(set study.cache_model_for)"
             ) from None
+        try:
+            model.prices_for(endpoint.model)
+        except UnknownPriceError as exc:
+            raise ConfigError(f"configuration {endpoint.config_id}: {exc}") from None
+        return model
 
     def runner(self, endpoint: EndpointConfig) -> ToolOutRunner:
         return ToolOutRunner(

@@ -6,6 +6,8 @@ messages and the planted values. A fold's "before" is the previous fold's carrie
 for the first). Catch-up is a fold that folded several chunks in one request (`chunks` lists
 more than one), or one whose carrier was unusable; clipping is the carry cap's `clipped`.
 Planted values are marked wherever they appear: graded ones `graded`, the others `planted`.
+A `fixture.json` the guard refuses (a symlink out of the run) leaves the chunks unshown and
+nothing marked; the page says it was refused and shows everything the tables hold.
 """
 
 from __future__ import annotations
@@ -50,17 +52,18 @@ def planted_marks(fixture: dict[str, Any] | None) -> dict[str, str]:
     return marks
 
 
-def fixture_chunks(run: Run) -> list[tuple[int, Markup]]:
-    """Every chunk of the run's fixture, planted values marked (the export shows them once)."""
-    fixture = run.json_file("fixture.json")
+def fixture_chunks(run: Run) -> tuple[list[tuple[int, Markup]], str | None]:
+    """Every chunk of the run's fixture, planted values marked (the export shows them once),
+    and the guard's refusal of the fixture, if any."""
+    fixture, refused = run.json_input("fixture.json")
     marks = planted_marks(fixture)
     chunks = sorted((int(c["index"]), c) for c in (fixture or {}).get("chunks") or [])
-    return [(index, mark(_chunk_text(chunk), marks)) for index, chunk in chunks]
+    return [(index, mark(_chunk_text(chunk), marks)) for index, chunk in chunks], refused
 
 
 def carrier_unit(run: Run, row: dict[str, Any]) -> dict[str, Any]:
     row_id = row["row_id"]
-    fixture = run.json_file("fixture.json")
+    fixture, refused = run.json_input("fixture.json")
     marks = planted_marks(fixture)
     chunks = {int(c["index"]): c for c in (fixture or {}).get("chunks") or []}
     folds = run.rows_for("folds", row_id).sort("fold_index").to_dicts()
@@ -109,7 +112,8 @@ def carrier_unit(run: Run, row: dict[str, Any]) -> dict[str, Any]:
         "final_carrier": mark(row.get("final_carrier"), marks),
         "answer": mark(row.get("answer_text"), marks),
         "checks": checks,
-        "fixture_missing": fixture is None,
+        "fixture_missing": fixture is None and refused is None,
+        "fixture_refused": refused,
         "planted": len(marks),
         "escape": escape,
     }

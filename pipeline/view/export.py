@@ -7,17 +7,27 @@ CSS and script inline too: it opens from `file://` with no server and no network
 that shows one of several views (a toolout unit's transcripts, a traces unit's shapes) shows
 its default one in the export, and says so.
 
-The file is written to a temporary name beside OUT.html and renamed, so a failed export never
-leaves a torn file.
+The file is streamed: the page frame is rendered once around a marker and split there, then
+each section is written as soon as it is rendered, so the process holds one unit's page at a
+time, never the whole text (a 5,000-unit export was one 105 MB string, built two or three times
+over). An export over WARN_BYTES (50 MB) is written all the same, and the command warns: a
+browser opens it slowly, and `view RUN_DIR` serves the same pages one at a time.
+
+It is written to a temporary name beside OUT.html and renamed, so a failed export never leaves
+a torn file; on any failure (a path it cannot write, a full disk, Ctrl-C) the temporary is
+removed, and an OSError becomes one `ExportError` line naming OUT.html.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from markupsafe import Markup
 
+from pipeline.usererror import UserError
 from pipeline.view import pages
 from pipeline.view.guard import PathRefused
 from pipeline.view.links import ExportLinks
@@ -33,6 +43,12 @@ PRELOAD = (
     "recitals",
     "compressions",
 )
+WARN_BYTES = 50_000_000
+CONTENT = "<!--foldsweep-export-content-->"
+
+
+class ExportError(UserError):
+    """The export could not be written where asked; nothing is left behind."""
 
 
 def _figure_bytes(run: Run, name: str) -> bytes | None:
@@ -43,27 +59,36 @@ def _figure_bytes(run: Run, name: str) -> bytes | None:
     return path.read_bytes() if path.suffix == ".png" and path.is_file() else None
 
 
-def export_html(run: Run) -> str:
-    """The whole file as text."""
+def export_chunks(run: Run) -> Iterator[str]:
+    """The file's text in pieces: the frame's head, each section, the frame's tail."""
     run.preload(PRELOAD)
     units = pages.units_of(run)
     row_ids = [r for r in units["row_id"].to_list() if r is not None]
     links = ExportLinks({row_id: f"u{n}" for n, row_id in enumerate(row_ids)}, _figure_bytes)
-    sections = [
-        _section("overview", pages.overview(run, links)),
-        _section("units", pages.units(run, links, {}, everything=True)),
-    ]
+    head, tail = _frame(run, links)
+    yield head
+    yield _section("overview", pages.overview(run, links))
+    yield "\n" + _section("units", pages.units(run, links, {}, everything=True))
     if run.study == "carrier":
-        sections.append(_section("chunks", pages.fixture_chunks(run, links)))
-    sections += [
-        _section(links.unit_ids[row_id], pages.unit(run, links, row_id, {})) for row_id in row_ids
-    ]
-    return (
+        yield "\n" + _section("chunks", pages.fixture_chunks(run, links))
+    for row_id in row_ids:
+        yield "\n" + _section(links.unit_ids[row_id], pages.unit(run, links, row_id, {}))
+    yield tail
+
+
+def export_html(run: Run) -> str:
+    """The whole file as one string (tests; the command streams `export_chunks`)."""
+    return "".join(export_chunks(run))
+
+
+def _frame(run: Run, links: ExportLinks) -> tuple[str, str]:
+    """The layout around the sections, split at the one place its content goes."""
+    whole = (
         pages.environment()
         .get_template("layout.html")
         .render(
             title=f"{run.name} — foldsweep export",
-            content=Markup("\n".join(sections)),
+            content=Markup(CONTENT),
             simulated=run.simulated,
             run=run,
             links=links,
@@ -71,6 +96,9 @@ def export_html(run: Run) -> str:
             run_name=run.name,
         )
     )
+    head, found, tail = whole.partition(CONTENT)
+    assert found and CONTENT not in tail, "layout.html must place {{ content }} exactly once"
+    return head, tail
 
 
 def _section(anchor: str, page: pages.Page) -> str:
@@ -78,10 +106,25 @@ def _section(anchor: str, page: pages.Page) -> str:
 
 
 def write_export(run: Run, out: Path) -> int:
-    """Writes the export to `out` atomically; returns its size in bytes."""
-    text = export_html(run)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    """Streams the export to `out` atomically; returns its size in bytes (ExportError if it
+    cannot be written, with no temporary file left)."""
+    if out.is_dir():
+        raise ExportError(
+            f"view --export: {out} is a directory; give a file name, e.g. {out / 'run.html'}"
+        )
     temporary = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("w", encoding="utf-8") as sink:
+            for chunk in export_chunks(run):
+                sink.write(chunk)
+        os.replace(temporary, out)
+    except OSError as exc:
+        raise ExportError(
+            f"view --export: cannot write {out} ({exc.strerror or exc}); "
+            "choose a writable file path"
+        ) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            temporary.unlink()  # gone after the rename; removed on any failure
     return out.stat().st_size

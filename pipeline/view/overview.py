@@ -6,7 +6,8 @@
   pending), checked against the units frame: a count the frame cannot list is shown with a
   warning rather than a broken link (a run still being written, say).
 - Figures are the PNGs in `analysis/`, in name order; report sections come from
-  `analysis/report.md`, its provenance block left out (the header above already shows it).
+  `analysis/report.md`, its provenance block left out (the header above already shows it);
+  a report or `analysis/` the guard refuses (a symlink out of the run) says "refused" instead.
 - Small samples are flagged by the report's rule (`jobs.small_sample`): configuration x arm
   cells with fewer than MIN_CELL_N valid units, and panels with fewer than MIN_SPREAD_N
   configurations.
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from pipeline.view.guard import PathRefused
 from pipeline.view.markdown import Section, sections
 from pipeline.view.runs import Run
 
@@ -43,6 +45,7 @@ class Overview:
     small_cells: list[str]
     few_configs: int | None
     report_missing: bool
+    report_refused: str | None
 
 
 def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
@@ -64,11 +67,16 @@ def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
 def small_sample(units: pl.DataFrame) -> tuple[list[str], int | None]:
     from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
 
-    valid = units.filter(pl.col("verdict") == "valid")
+    # n counts observations, not units: a unit that pairs many transcripts (toolout: one
+    # unit replays the whole corpus, each transcript a pair against control) states how many
+    # in its row's `transcripts`; elsewhere a valid unit is one observation (issue 32 §17)
+    each = pl.col("transcripts") if "transcripts" in units.columns else pl.lit(1)
+    valid = units.filter(pl.col("verdict") == "valid").with_columns(each.fill_null(1).alias("n"))
+    counts = valid.group_by("config_id", "arm").agg(pl.col("n").sum().alias("len"))
     cells = (
         units.select("config_id", "arm")
         .unique()
-        .join(valid.group_by("config_id", "arm").len(), on=["config_id", "arm"], how="left")
+        .join(counts, on=["config_id", "arm"], how="left")
         .with_columns(pl.col("len").fill_null(0))
         .filter(pl.col("len") < MIN_CELL_N)
         .sort("config_id", "arm")
@@ -93,10 +101,22 @@ def report_sections(text: str, figure_src: Callable[[str], str | None]) -> list[
 
 
 def figure_names(run: Run) -> list[str]:
-    folder = run.file("analysis")
+    try:
+        folder = run.file("analysis")
+    except PathRefused:
+        return []  # an analysis/ symlinked out of the run: its report says refused below
     if not folder.is_dir():
         return []
     return sorted(p.name for p in folder.iterdir() if p.suffix == ".png" and p.is_file())
+
+
+def report_text(run: Run) -> tuple[str | None, str | None]:
+    """analysis/report.md's text (None when absent or refused) and the guard's refusal."""
+    try:
+        report = run.file(REPORT)
+    except PathRefused as exc:
+        return None, f"{REPORT} refused: {exc}"
+    return (report.read_text(encoding="utf-8") if report.is_file() else None), None
 
 
 def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | None]) -> Overview:
@@ -106,11 +126,17 @@ def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | No
         run.manifest, plan_arms(run.path), run_id=run.name, rows_simulated=run.simulated
     )
     planned, lines = count_lines(run, units)
-    report = run.file(REPORT)
-    found = (
-        report_sections(report.read_text(encoding="utf-8"), figure_src) if report.is_file() else []
-    )
+    text, refused = report_text(run)
+    found = report_sections(text, figure_src) if text is not None else []
     small, few = small_sample(units)
     return Overview(
-        facts, planned, lines, figure_names(run), found, small, few, not report.is_file()
+        facts,
+        planned,
+        lines,
+        figure_names(run),
+        found,
+        small,
+        few,
+        text is None and refused is None,
+        refused,
     )

@@ -92,12 +92,19 @@ def document(page: Page, links: Links) -> str:
     )
 
 
+def all_simulated(runs: Sequence[Run]) -> bool:
+    """The page-wide SIMULATED banner of a multi-run page: only when it is true of every run
+    shown. Otherwise each simulated run's row carries the mark, so a real run beside a
+    simulated one is never labelled simulated."""
+    return bool(runs) and all(r.simulated for r in runs)
+
+
 def index(runs: Sequence[Run], links: Links) -> Page:
     return _page(
         "index.html",
         runs=runs,
         links=links,
-        simulated=any(r.simulated for r in runs),
+        simulated=all_simulated(runs),
         title="foldsweep runs",
         run=None,
     )
@@ -220,11 +227,13 @@ def fixture_chunks(run: Run, links: Links) -> Page:
     """The carrier fixture's chunks, once (the export's unit pages link here)."""
     from pipeline.view.carrier_unit import fixture_chunks as chunks
 
+    found, refused = chunks(run)
     return _page(
         "fixture_chunks.html",
         run=run,
         links=links,
-        chunks=chunks(run),
+        chunks=found,
+        refused=refused,
         simulated=run.simulated,
         title=f"{run.name} — fixture",
     )
@@ -238,6 +247,6 @@ def compare(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Pag
         links=links,
         c=table,
         run=None,
-        simulated=any(r.simulated for r in runs),
+        simulated=all_simulated(runs),
         title="compare runs",
     )

@@ -5,8 +5,11 @@ Routes (every one a GET; nothing writes):
 - `/run/{i}/` overview, `/run/{i}/units` the units table, `/run/{i}/unit?row=ROW_ID`;
 - `/run/{i}/figure/{name}` one PNG of the run's `analysis/`, through `guard.inside`.
 A path that is not a route is a 404; a figure name the guard refuses is a 403 and is never
-opened; a bad run index or row is a 404 with one line. Pages are rendered in a thread so one
-slow page does not stall the event loop.
+opened; a bad run index or row is a 404 with one line. A request whose `Host` is not
+`127.0.0.1:PORT` or `localhost:PORT` is a 421 before any route runs (`pipeline.view.hosts`:
+DNS rebinding). A run input the guard refuses on a page that needs it whole is a 403 with one
+line; pages that can show the rest say "refused" in place of that input. Pages are rendered in
+a thread so one slow page does not stall the event loop.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from aiohttp import web
 
 from pipeline.view import pages
 from pipeline.view.guard import PathRefused
+from pipeline.view.hosts import loopback_hosts_only
 from pipeline.view.links import Links
 from pipeline.view.runs import Run
 
@@ -39,6 +43,8 @@ async def _html(render: Callable[[], pages.Page]) -> web.Response:
         page = await asyncio.to_thread(render)
     except pages.UnitNotFound as exc:
         raise web.HTTPNotFound(text=str(exc)) from None
+    except PathRefused as exc:
+        raise web.HTTPForbidden(text=str(exc)) from None
     return web.Response(text=pages.document(page, Links()), content_type=HTML)
 
 
@@ -85,7 +91,7 @@ async def figure(request: web.Request) -> web.StreamResponse:
 
 
 def build_app(runs: Sequence[Run]) -> web.Application:
-    app = web.Application()
+    app = web.Application(middlewares=[loopback_hosts_only])
     app[RUNS] = list(runs)
     app.router.add_get("/", index)
     app.router.add_get("/compare", compare)

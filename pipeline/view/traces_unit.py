@@ -69,17 +69,23 @@ def visibility(run: Run, row: dict[str, Any], wanted: str | None) -> dict[str, A
         else next((n for n in names if matrix[n]["disagree"]), names[0] if names else None)
     )
     layers: dict[str, Any] = {}
+    refused = None
     if chosen is not None:
         shape = _shapes().get(chosen)
         rows = probes.filter(pl.col("shape") == chosen).to_dicts()
-        templates = run.json_file("chat_templates.json") or {}
+        templates, refused = run.json_input("chat_templates.json")
+        templates = templates or {}
         offline = next((r for r in rows if r["renderer"] == OFFLINE), None)
         name = (offline or {}).get("template") or row.get("template_name")
         text = (templates.get(name) or {}).get("text") if name else None
         if shape is not None:
             secrets = {s.token: "secret" for s in shape.secrets}
             body = shape_body(shape)
-            prompt: Markup | str = "template text not recorded in this run: cannot re-render"
+            prompt: Markup | str = (
+                f"{refused}: cannot re-render"
+                if refused
+                else "template text not recorded in this run: cannot re-render"
+            )
             if text:
                 outcome = render(text, body["messages"], tools=body.get("tools"))
                 prompt = (
@@ -106,6 +112,7 @@ def visibility(run: Run, row: dict[str, Any], wanted: str | None) -> dict[str, A
         "shape": chosen,
         "layers": layers,
         "recitals": run.rows_for("recitals", row["row_id"]).sort("shape", "secret").to_dicts(),
+        "refused": refused,
     }
 
 
@@ -113,7 +120,8 @@ def compression(run: Run, row: dict[str, Any]) -> dict[str, Any]:
     from pipeline.traces.compression.facts import extract
     from pipeline.traces.compression.matching import split
 
-    items = {i["id"]: i for i in (run.json_file("trace_items.json") or {}).get("items") or []}
+    stored, refused = run.json_input("trace_items.json")
+    items = {i["id"]: i for i in (stored or {}).get("items") or []}
     out = []
     for c in run.rows_for("compressions", row["row_id"]).sort("item_id").to_dicts():
         trace = (items.get(c["item_id"]) or {}).get("text")
@@ -137,7 +145,7 @@ def compression(run: Run, row: dict[str, Any]) -> dict[str, Any]:
                 invented=[f.value for f in invented],
             )
         out.append(entry)
-    return {"compressions": out, "items_missing": not items}
+    return {"compressions": out, "items_missing": not items and not refused, "refused": refused}
 
 
 def traces_unit(run: Run, row: dict[str, Any], shape: str | None) -> dict[str, Any]:

@@ -142,7 +142,7 @@ async def test_a_failed_request_has_null_usage_not_zero() -> None:
     assert record["usage_reported"] is None and record["error_detail"] == "HTTP 503: down"
 
 
-async def test_a_cache_hit_keeps_its_cost_but_spends_and_bills_nothing(tmp_path: Path) -> None:
+async def test_a_cache_hit_is_priced_anew_but_spends_and_bills_nothing(tmp_path: Path) -> None:
     reply = ChatResponse("ok", "stop", Usage(100, 5, 0, 40, 3), cost_usd=0.2, billed_usd=0.15)
     first = boundary(Replies(reply), endpoint=priced_endpoint(), cache_dir=tmp_path)  # type: ignore[arg-type]
     await first.complete(REQUEST)
@@ -151,6 +151,7 @@ async def test_a_cache_hit_keeps_its_cost_but_spends_and_bills_nothing(tmp_path:
     hit = await again.complete(REQUEST)
     assert hit.billed_usd == 0.15 and hit.usage.reasoning_tokens == 3  # the stored reply, whole
     record = again.records[0]
-    assert record["cache_hit"] and record["cost_usd"] == 0.2
+    # its usage at this endpoint's prices (issue 32): 60 + 40 written at $1, 5 at $2, per 1,000
+    assert record["cache_hit"] and record["cost_usd"] == pytest.approx(0.11)
     assert record["spent_usd"] == 0.0 and record["billed_usd"] is None
     assert record["cache_write_tokens"] == 40 and record["reasoning_tokens"] == 3

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,11 +30,12 @@ async def test_a_second_session_is_answered_from_the_cache_at_no_cost(tmp_path: 
     reply = await paid.complete(user_request("fold 1"))
     resumed = boundary(again, cache_dir=tmp_path, session=1)
     hit = await resumed.complete(user_request("fold 1"))
-    assert again.sent == [] and hit == reply
+    # the same reply, its cost priced again at this endpoint's prices (none: $0; issue 32)
+    assert again.sent == [] and hit == replace(reply, cost_usd=0.0)
     bill = resumed.bill.bill()
-    assert (bill.cost_usd, bill.spent_usd, bill.cache_hits, bill.paid_requests) == (0.5, 0, 1, 0)
+    assert (bill.cost_usd, bill.spent_usd, bill.cache_hits, bill.paid_requests) == (0, 0, 1, 0)
     record = resumed.records[0]
-    assert record["cache_hit"] and record["cost_usd"] == 0.5 and record["spent_usd"] == 0.0
+    assert record["cache_hit"] and record["cost_usd"] == 0.0 and record["spent_usd"] == 0.0
     assert record["key_hash"] == paid.records[0]["key_hash"] and record["session"] == 1
 
 
@@ -126,7 +128,7 @@ def test_an_expired_shared_entry_is_a_miss_and_prune_removes_it(tmp_path: Path) 
     assert cache.get("ab" + "0" * 30) is None and cache.get("cd" + "0" * 30) is not None
     assert cache.stats().expired == 1
     cache.close()
-    assert cache.prune() == 1 and cache.stats().entries == 1
+    assert cache.prune().expired == 1 and cache.stats().entries == 1
     assert cache.get("cd" + "0" * 30) is not None
 
 

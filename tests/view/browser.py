@@ -45,7 +45,8 @@ def require_chromium() -> None:
 
 
 @contextmanager
-def chromium(*, blocked: bool = False) -> Iterator[Any]:
+def chromium(*, blocked: bool = False, resolve: dict[str, str] | None = None) -> Iterator[Any]:
+    """`resolve` maps host names to addresses inside this browser only (a rebound name)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -55,6 +56,9 @@ def chromium(*, blocked: bool = False) -> Iterator[Any]:
     options.binary_location = str(CHROMIUM)
     for flag in (*FLAGS, *(NO_NETWORK if blocked else ())):
         options.add_argument(flag)
+    if resolve:
+        rules = ", ".join(f"MAP {name} {address}" for name, address in resolve.items())
+        options.add_argument(f"--host-resolver-rules={rules}")
     options.add_argument(f"--user-data-dir={profile}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
