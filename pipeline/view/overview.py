@@ -115,7 +115,7 @@ def report_text(run: Run) -> tuple[str | None, str | None]:
     try:
         report = run.file(REPORT)
     except PathRefused as exc:
-        return None, f"{REPORT} refused: {exc}"
+        return None, str(exc)
     return (report.read_text(encoding="utf-8") if report.is_file() else None), None
 
 

@@ -150,7 +150,7 @@ class Run:
         try:
             return JsonInput(self.json_file(relative), None)
         except PathRefused as exc:
-            return JsonInput(None, f"{relative} refused: {exc}")
+            return JsonInput(None, str(exc))  # "refused path 'NAME': it leads outside ..."
 
 
 def open_runs(paths: Sequence[Path]) -> list[Run]:
