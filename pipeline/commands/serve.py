@@ -93,9 +93,7 @@ def _serve_local(argv: list[str]) -> int:
         "--print-key", action="store_true", help=f"print `export {API_KEY_ENV}=KEY` on stderr"
     )
     args = parser.parse_args(argv)
-    return serve_local(
-        args.model, port=args.port, log_dir=args.log_dir, print_key=args.print_key
-    )
+    return serve_local(args.model, port=args.port, log_dir=args.log_dir, print_key=args.print_key)
 
 
 def _serve_replay(argv: list[str]) -> int:

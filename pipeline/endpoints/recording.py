@@ -171,8 +171,7 @@ def _problem(doc: Any) -> str | None:
                 lambda key=key, kinds=kinds: (
                     doc.get(key) is not None
                     and (
-                        (isinstance(doc[key], bool)
-                        and bool not in kinds)
+                        (isinstance(doc[key], bool) and bool not in kinds)
                         or not isinstance(doc[key], kinds)
                     )
                 ),

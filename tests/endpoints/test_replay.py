@@ -160,4 +160,3 @@ async def test_recorded_exchanges_load_and_replay_byte_for_byte_without_the_key(
     assert headers["x-ratelimit-remaining"] == "99" and "x-request-id" not in headers
     assert json.loads(body)["echo"] == "Bearer ***"
     assert replies[0].text == "you sent Bearer ***"
-

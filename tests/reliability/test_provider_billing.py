@@ -102,9 +102,7 @@ def test_usageless_replies_are_billed_at_an_estimate_and_the_budget_stops(
     assert "Cost USD 0.0000" not in result.stderr
 
 
-def test_the_providers_charge_is_what_the_run_spends(
-    harness: SweepHarness, tmp_path: Path
-) -> None:
+def test_the_providers_charge_is_what_the_run_spends(harness: SweepHarness, tmp_path: Path) -> None:
     with billed(charge_factor=0.5) as server:  # the provider bills half the panel's prices
         result = harness.run(overrides(server, tmp_path, "repeats=1"), timeout_s=SWEEP_TIMEOUT_S)
         charges = list(server.charges)
