@@ -218,7 +218,7 @@ def redact(obj: Any) -> Any:
 
 @dataclass(frozen=True)
 class Manifest:
-    """Everything needed to know what a run was: see docs/parts/store.md."""
+    """Everything needed to know what a run was: see docs/protocol.md, "Manifest"."""
 
     run_id: str
     config: dict[str, Any]

@@ -97,9 +97,9 @@ def auto_per_worker(endpoints: int, cpus: float) -> int:
     as many CPUs as endpoints. With fewer, each actor process costs about 130 MB of RSS
     before its first trajectory (Ray's worker and the pyarrow its serializer loads), so ten
     of them held 1.3 GB on a 2-core machine, and at a tenth of the rate each they spent more
-    CPU per request than two busier ones (docs/benchmarks.md: memory; step 10). The price is
-    isolation: a crashed worker loses the attempts in flight of every endpoint it hosts
-    (retried as `worker_lost`, like any infrastructure fault).
+    CPU per request than two busier ones (docs/benchmarks.md, "Memory" and "Measured design
+    decisions"). The price is isolation: a crashed worker loses the attempts in flight of every
+    endpoint it hosts (retried as `worker_lost`, like any infrastructure fault).
     """
     processes = max(1, int(cpus))
     return max(1, -(-endpoints // processes))
