@@ -133,7 +133,15 @@ def start_and_announce(
     raise AssertionError("the sweep never announced its run directory")
 
 
-def stop_with(proc: subprocess.Popen[bytes], signum: int, after_s: float) -> tuple[int, str, str]:
+def stop_with(
+    proc: subprocess.Popen[bytes], signum: int, after_s: float, run_dir: Path
+) -> tuple[int, str, str]:
+    """Signal a sweep `after_s` after its plan is written: a sweep under way. (A signal before
+    the plan exists ends the run failed and unresumable, by design: test_plan_bounds.py.)"""
+    deadline = time.monotonic() + TIMEOUT_S
+    while not (run_dir / "plan.parquet").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "no plan was written"
+        time.sleep(0.05)
     time.sleep(after_s)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=TIMEOUT_S)
@@ -144,7 +152,7 @@ def test_sigint_stops_the_sweep_with_exit_130_and_its_resume_command_completes_i
     harness: SweepHarness, tmp_path: Path
 ) -> None:
     proc, run_dir = start_and_announce(harness, [*SLOW_SIM, f"out_dir={tmp_path}"])
-    code, out, err = stop_with(proc, signal.SIGINT, after_s=0.5)
+    code, out, err = stop_with(proc, signal.SIGINT, after_s=0.5, run_dir=run_dir)
     harness.reap(grace_s=10.0)
     assert code == 130, err[-3000:]
     resume = f"python -m pipeline sweep resume={run_dir}"
@@ -172,7 +180,7 @@ def test_sigterm_stops_the_sweep_with_exit_143_and_its_resume_command(
     harness: SweepHarness, tmp_path: Path
 ) -> None:
     proc, run_dir = start_and_announce(harness, [*SLOW_SIM, f"out_dir={tmp_path}"])
-    code, _, err = stop_with(proc, signal.SIGTERM, after_s=0.5)
+    code, _, err = stop_with(proc, signal.SIGTERM, after_s=0.5, run_dir=run_dir)
     assert code == 143, err[-3000:]
     assert f"resume with: python -m pipeline sweep resume={run_dir}" in err
     assert manifest_of(run_dir)["status"] == "stopped"
