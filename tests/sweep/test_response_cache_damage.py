@@ -57,14 +57,19 @@ def test_issue32_a_length_that_lands_on_a_later_record_swallows_nothing(tmp_path
     assert scan.damaged == 1
 
 
-def test_issue32_list_reports_unreadable_records(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def damaged_run(tmp_path: Path, *, record: int, length: int) -> Path:
+    """A run dir whose cache holds the four KEYS, one record's length field set to `length`."""
     run = tmp_path / "run"
     run.mkdir()
     (run / "manifest.json").write_text("{}")
-    segment = filled(run / "cache")
-    set_length(segment, 0, 7)
+    set_length(filled(run / "cache"), record, length)
+    return run
+
+
+def test_issue32_list_reports_unreadable_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = damaged_run(tmp_path, record=0, length=7)
     assert main(["cache", "list", str(run)]) == 0
     out = capsys.readouterr().out
     assert "3 entries" in out and "1 unreadable record" in out
@@ -73,11 +78,7 @@ def test_issue32_list_reports_unreadable_records(
 def test_issue32_prune_keeps_every_intact_record_and_counts_the_damaged_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "manifest.json").write_text("{}")
-    segment = filled(run / "cache")
-    set_length(segment, 2, 5)
+    run = damaged_run(tmp_path, record=2, length=5)
     assert main(["cache", "prune", str(run)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("dropped 1 entry (0 expired, 1 unreadable, 0 superseded)")
