@@ -36,12 +36,12 @@ sweep: $(STAMP) $(LLAMA_SERVER)
 	$(PY) -m pipeline sweep
 
 test: $(STAMP) $(LLAMA_SERVER)
-	$(PY) -m ruff check pipeline jobs tests scripts
+	$(PY) -m ruff check pipeline jobs examples tests scripts
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -m 'not live' -q
 
 lint: $(STAMP)
-	$(PY) -m ruff check pipeline jobs tests scripts
+	$(PY) -m ruff check pipeline jobs examples tests scripts
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports

@@ -1,5 +1,5 @@
 """Polars analysis jobs: pure functions of a run directory's tables (I/O only in jobs.io)."""
 
-from jobs.carrier import AnalysisSummary, analyze, write_report
+from jobs.carrier import AnalysisSummary, analyze
 
-__all__ = ["AnalysisSummary", "analyze", "write_report"]
+__all__ = ["AnalysisSummary", "analyze"]

@@ -100,6 +100,19 @@ def analysis_dir(run_dir: Path) -> Path:
     return run_dir / ANALYSIS_DIR
 
 
+def require_outputs(run_dir: Path, names: Sequence[str]) -> Path:
+    """RUN_DIR/analysis/ when it holds analysis/NAME.parquet for every name; a one-line
+    RunDirError naming the first missing one otherwise: a report is drawn from the outputs,
+    it never analyses."""
+    out = analysis_dir(run_dir)
+    missing = [name for name in names if not (out / f"{name}.parquet").is_file()]
+    if missing:
+        raise RunDirError(
+            f"{out} has no {missing[0]}.parquet; run `python -m pipeline analyze {run_dir}`"
+        )
+    return out
+
+
 def _temporary(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 

@@ -1,13 +1,13 @@
 """The report of a run in which no unit was attempted, and the one line naming why.
 
-Shared by every study (jobs.outcome_frame applies it): it reads only what the engine writes
-(the manifest and the plan), never a study's tables. A sweep whose every planned unit is not
-run (every configuration failed its probes, a server that could not serve or start, a stop
-before the first dispatch) has no rows to analyze. Its report.md still exists and opens with
-why nothing ran: per configuration, the not-run reason and the probe verdicts behind it
-(shape, verdict, detail such as the URL). `cause_line` is the same reason in one line, e.g.
-"2 of 2 configurations unreachable: connection refused at http://127.0.0.1:9/v1"; the sweep
-prints it as its error.
+Shared by every study (the registry, pipeline.studies, applies it): it reads only what the
+engine writes (the manifest and the plan), never a study's tables. A sweep whose every planned
+unit is not run (every configuration failed its probes, a server that could not serve or
+start, a stop before the first dispatch) has no rows to analyze. Its report.md still exists
+and opens with why nothing ran: per configuration, the not-run reason and the probe verdicts
+behind it (shape, verdict, detail such as the URL). `cause_line` is the same reason in one
+line, e.g. "2 of 2 configurations unreachable: connection refused at
+http://127.0.0.1:9/v1"; the sweep prints it as its error.
 
 Inputs are the manifest (as JSON) and the plan's records, so the functions are pure; only
 `write_nothing_ran_report` touches the disk (through jobs.io).
@@ -23,11 +23,18 @@ from typing import Any
 
 from jobs import io
 from jobs.provenance_header import arms_in_order, provenance, provenance_table
-from pipeline.endpoints.probe import detail_headline
 
 REPORT_FILE = "report.md"
 PROBE_PREFIX = "probe:"
 MAX_HEADLINES = 2  # distinct details quoted per verdict in the one-line cause
+
+
+def detail_headline(detail: str) -> str:
+    """The readable head of a probe verdict's detail: everything before its first " (" (the
+    rest is the raw error; pipeline.endpoints.probe writes details so), at most 160 characters.
+    It reads the manifest's text only, so this module needs nothing of the endpoints."""
+    head = detail.split(" (", 1)[0].strip() or detail.strip()
+    return head if len(head) <= 160 else head[:157] + "..."
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,7 @@ def request_lines(run_dir: Path) -> list[str]:
     if any(summary["no_usage"].fill_null(0) > 0):
         lines += [
             "No usage: replies that did not report their usage; their cost is an upper "
-            'estimate (bytes / 3 per token, docs/protocol.md "Spend"), not a measurement.',
+            'estimate (bytes / 3 per token, docs/engine.md "Spend"), not a measurement.',
             "",
         ]
     for line in stale_lines(summary):

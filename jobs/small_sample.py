@@ -1,6 +1,6 @@
 """When a statistic rests on too few observations to be read on its own: one rule for every study.
 
-Two thresholds (docs/tables.md `small_sample`, docs/protocol.md):
+Two thresholds (docs/tables.md `small_sample`, docs/engine.md):
 - a cell's mean, proportion or paired effect (one configuration x arm, one configuration, one
   policy's median) over fewer than MIN_CELL_N observations (rows, pairs, decisions) is flagged:
   with n = 1 there is no spread at all, and with n = 2 a 95% t interval is ±12.7 sd/√2;

@@ -1,6 +1,6 @@
 """Shared statistics of the analysis jobs: pure functions of numbers, no I/O, no polars.
 
-Decisions the paper leaves open (also in docs/protocol.md, "Analysis jobs", its "Protocol
+Decisions the paper leaves open (also in docs/carrier.md, "Analysis jobs", its "Protocol
 decisions"):
 - Percentiles (median, IQR, bootstrap interval) use linear interpolation between order
   statistics, h = (n - 1) * p (numpy's default, "type 7").

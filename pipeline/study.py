@@ -5,19 +5,25 @@ this module and imports no study package (import-linter holds that line). A stud
 objects:
 
 - a `StudyDefinition`, registered by name (`pipeline.studies`), that knows the study's tables,
-  its default panel and how to analyse a run directory; it needs no config, so `query`,
-  `analyze` and `report` work from a run directory alone. Its `name` is the only place the
-  study's name is written. The CLI resolves it once and hands it down (with the configured
-  study) to the engine and the jobs, which never look a study up;
+  its default panel and its analysis, as two members with one meaning for every study:
+  `analyze` runs the jobs and writes the analysis outputs, `render` draws the report from those
+  outputs alone. When to run which (the nothing-ran report of a run without rows, analysing
+  first a run never analysed, refusing outputs older than the tables) is decided once, for
+  every study, by the registry. It needs no config, so `query`, `analyze` and `report` work
+  from a run directory alone. Its `name` is the only place the study's name is written. The
+  CLI resolves it once and hands it down (with the configured study) to the engine and the
+  jobs, which never look a study up;
 - a configured `Study`, built from the composed `study` config node before anything starts. It
   plans the arms (or policies), says what each endpoint must be probed for, builds the unit
-  runner inside each EndpointWorker, writes the record of a lost attempt and supplies the
-  simulated endpoints' model behaviour. It is pickled to the Ray actors, so it is a frozen value.
+  runner inside each EndpointWorker, says what a lost attempt's row still records and supplies
+  the simulated endpoints' model behaviour. It is pickled to the Ray actors, so it is a frozen
+  value.
 
 A unit is one attempt of one planned (configuration, arm, execution group, repeat); the engine
 owns its key columns, dispatch, retries, budgets, the run directory and the manifest, and it
-treats every study alike. Pure: this module imports only the chat seam and the simulated-reply
-values.
+treats every study alike; it writes the record of a lost attempt (`lost_unit`) the same way
+for every study. Pure: this module imports only the chat seam, the validity vocabulary and the
+simulated-reply values.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from typing import Any, Literal, NamedTuple, Protocol, overload, runtime_checkab
 from pipeline.chat.messages import ChatClient
 from pipeline.config.schema import EndpointConfig
 from pipeline.simulated import SimBehaviour
+from pipeline.study_validity import infrastructure
 
 Record = dict[str, Any]
 ColumnType = Literal["string", "int32", "int64", "float64", "bool", "timestamp"]
@@ -309,8 +316,10 @@ class Study(Protocol):
         by that worker's units."""
         ...
 
-    def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
-        """The record of an attempt whose worker died mid-flight (invalid, retryable)."""
+    def lost_row(self, spec: UnitSpec) -> Record:
+        """The row columns an attempt whose worker died mid-flight still records (the
+        carrier: its inputs and zero counts, as for any attempt that ended before its first
+        fold); every other row column is null (`lost_unit`). `NullLostRow`: none."""
         ...
 
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
@@ -325,9 +334,29 @@ class OneGroup:
         return 1
 
 
+class NullLostRow:
+    """`Study.lost_row` for a study whose lost attempt records null in every row column."""
+
+    def lost_row(self, spec: UnitSpec) -> Record:
+        return {}
+
+
+def lost_unit(row_columns: Sequence[Column], known: Mapping[str, Any], detail: str) -> UnitResult:
+    """The record of an attempt whose worker died mid-flight, for every study alike: invalid
+    and retryable (`infrastructure:worker_lost`, the unit runs again as a new attempt), its row
+    columns null but those the study still knows (`known`, its `Study.lost_row`), no table
+    records."""
+    outcome = UnitOutcome(False, infrastructure("worker_lost"), True, error_detail=detail)
+    return UnitResult(outcome, {column.name: known.get(column.name) for column in row_columns})
+
+
 @runtime_checkable
 class StudyDefinition(Protocol):
-    """A study as registered: its tables and its analysis, without any config."""
+    """A study as registered: its tables and its analysis, without any config.
+
+    A definition may also have `pages`, a `StudyPages` (or None): its own views in the viewer.
+    It is optional, so it is no member here; the viewer reads it with `getattr` and shows a
+    definition without one through the generic unit page."""
 
     @property
     def name(self) -> str:
@@ -352,21 +381,23 @@ class StudyDefinition(Protocol):
         """Convert the composed `study` node; raise ConfigError in one line on bad input."""
         ...
 
-    def analyze(self, run_dir: Path, analysis: Any) -> Path:
-        """Every job of the study, then the report once; returns the report's path.
+    def analyze(self, run_dir: Path, analysis: Any, layout: Any) -> None:
+        """Every job of the study, writing the analysis outputs under RUN_DIR/analysis/; no
+        report.
 
-        `analysis` is the run's AnalysisConfig (contrasts, bootstrap). Called only for a run
-        with rows: the shared outcome frame (jobs.outcome_frame) writes the report of a run in
+        `analysis` is the run's AnalysisConfig (contrasts, bootstrap), `layout` its Layout
+        (pipeline.store.layout; `Any` here because this module reads no tables). Called only
+        for a run with rows: the registry (pipeline.studies) writes the report of a run in
         which nothing ran, for every study alike.
         """
         ...
 
-    def report(self, run_dir: Path) -> Path:
-        """The run's report, from its analysis outputs; returns its path.
-
-        Analyzes first (with the manifest's analysis settings) only when those outputs are
-        missing, so `report` after `analyze` or a sweep draws without recomputing. Called only
-        for a run with rows (as `analyze`).
+    def render(self, run_dir: Path, layout: Any) -> Path:
+        """The run's report.md (and its figures) from the analysis outputs alone; returns
+        its path. It never analyzes: the registry runs `analyze` first for a run with no
+        record of an analysis and refuses outputs older than the tables
+        (pipeline.store.analysis_inputs).
+        Called only for a run with rows (as `analyze`).
         """
         ...
 
@@ -377,11 +408,46 @@ class StudyDefinition(Protocol):
         ...
 
 
-class AnalysedStudy(StudyDefinition, Protocol):
-    """A definition inside the shared outcome frame (jobs.outcome_frame.Framed): what the CLI
-    hands the engine and the commands. Its `analyze` and `report` write the nothing-ran report
-    for a run without rows (the same for every study) and call the study's own otherwise."""
+class UnitPage(NamedTuple):
+    """A study's view of one unit: the template that draws it and what that template reads
+    as `u` (the viewer adds the run, the row, its attempts and its requests)."""
 
-    def nothing_ran_cause(self, run_dir: Path) -> str:
-        """One line naming why a run has no attempt at all."""
+    template: str
+    context: Mapping[str, Any]
+
+
+class RunSection(NamedTuple):
+    """A page of a run that only its study has (the carrier's fixture chunks, which its unit
+    pages link to): the export shows it once, as the section `anchor`, after the units."""
+
+    anchor: str
+    title: str
+    template: str
+    context: Mapping[str, Any]
+
+
+class StudyPages(Protocol):
+    """What a study shows in the viewer (`pipeline view`) beyond the pages every study shares.
+
+    The viewer names no study: it renders these with its own templates in reach, so a study's
+    template may `{% include "unit_header.html" %}`. `run` is the viewer's open run and `links`
+    its links (server URLs or the export's anchors); they are `Any` here because this module
+    reads no tables."""
+
+    @property
+    def templates(self) -> Path:
+        """The folder of the study's Jinja templates (their names must not be the viewer's)."""
+        ...
+
+    @property
+    def preload(self) -> Sequence[str]:
+        """The study's tables its unit pages read by row: the export holds them in memory."""
+        ...
+
+    def unit(self, run: Any, row: Mapping[str, Any], params: Mapping[str, str]) -> UnitPage:
+        """One unit's page; `params` are the request's (a view to show, such as `shape`)."""
+        ...
+
+    def run_sections(self, run: Any, links: Any) -> Sequence[RunSection]:
+        """The run's pages only this study has, in the order the export shows them."""
         ...

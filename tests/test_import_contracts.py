@@ -25,7 +25,7 @@ def _contracts() -> list[dict[str, object]]:
 
 
 def _copy_tree(dest: Path) -> Path:
-    for package in ("pipeline", "jobs"):
+    for package in ("pipeline", "jobs", "examples"):
         shutil.copytree(
             ROOT / package, dest / package, ignore=shutil.ignore_patterns("__pycache__")
         )
@@ -72,6 +72,12 @@ def test_chat_leaf_contract_lists_every_other_top_level_module() -> None:
         ("pipeline/carrier/grade.py", "import aiohttp", "do no I/O"),
         ("pipeline/carrier/records.py", "import pipeline.store.parts", "do no I/O"),
         ("pipeline/chat/messages.py", "import pipeline.config.schema", "is a leaf"),
+        # the viewer asks a run's definition for its pages; the engine never loads them
+        ("pipeline/view/pages.py", "import pipeline.study_pages.carrier", "brings its pages"),
+        ("pipeline/view/units.py", "import pipeline.traces.records", "brings its pages"),
+        ("pipeline/sweep/run.py", "import pipeline.study_pages", "no registry, no CLI"),
+        # the config raises RunDirError from its leaf, never from the store
+        ("pipeline/config/load.py", "import pipeline.store.reader", "it runs nothing"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

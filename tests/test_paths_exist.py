@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TOP_DIRS = ("docs", "pipeline", "jobs", "conf", "scripts", "tests", "data")
+TOP_DIRS = ("docs", "pipeline", "jobs", "examples", "conf", "scripts", "tests", "data")
 TOP_FILES = ("README.md", "Makefile", "pyproject.toml")
 
 PATH = re.compile(
@@ -46,6 +46,8 @@ ALLOWED: dict[str, str] = {
     ),
     "tests/test_x.py": "tests/toolout/test_policies_forced_exact.py: sample pytest output",
     "scripts/run.sh": "tests/traces/test_compression_facts.py: a path in sample text",
+    "conf/study/tally.yaml": "docs/new-study.md: the config file its worked example creates",
+    "examples/tally/__init__.py": "docs/new-study.md: a file its worked example creates",
 }
 
 
@@ -54,7 +56,7 @@ def scanned_files() -> list[Path]:
     files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     files += sorted(ROOT.glob("data/*/README.md"))
     files += sorted((ROOT / "conf").rglob("*.yaml"))
-    for top in ("pipeline", "jobs", "tests"):
+    for top in ("pipeline", "jobs", "examples", "tests"):
         files += sorted((ROOT / top).rglob("*.py"))
     files += sorted(p for p in (ROOT / "scripts").iterdir() if p.is_file())
     return [f for f in files if "__pycache__" not in f.parts]
@@ -74,13 +76,13 @@ def named_paths(text: str) -> list[tuple[int, str]]:
 
 def test_the_matcher_takes_project_paths_and_leaves_patterns_urls_and_run_dirs() -> None:
     line = (
-        "see docs/protocol.md, `conf/panel/recent.yaml` and README.md; not rows/*.parquet, "
+        "see docs/engine.md, `conf/panel/recent.yaml` and README.md; not rows/*.parquet, "
         "data/cache-models/<provider>.yaml, RUN_DIR/analysis/report.md, /tmp/docs/x.md, "
         "https://example.org/docs/y.md, $PWD/tests/z.py, docs/{a,b}.md, docs/.../c.md, "
         "conf/study/NAME.yaml or jobs/toolout/tables.load(run_dir)"
     )
     assert [path for _, path in named_paths(line)] == [
-        "docs/protocol.md",
+        "docs/engine.md",
         "conf/panel/recent.yaml",
         "README.md",
     ]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from examples.echo import EchoDefinition
 from pipeline import studies
 from pipeline.config import available
-from tests.toy_study.echo import EchoDefinition
 
 
 @pytest.fixture(autouse=True)
@@ -21,13 +21,40 @@ def _clean_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(studies, "_REGISTERED", {})
 
 
+PLUG_IN = dataclasses.replace(EchoDefinition(), name="echo_plug_in")
+
+
 def test_registering_another_study_under_a_taken_name_is_refused() -> None:
-    studies.register(EchoDefinition())
-    studies.register(EchoDefinition())  # the same definition again: a no-op
-    other = dataclasses.replace(EchoDefinition(), default_panel="sim")
-    with pytest.raises(studies.StudyRegistrationError, match="'echo' is already registered"):
+    studies.register(PLUG_IN)
+    studies.register(PLUG_IN)  # the same definition again: a no-op
+    other = dataclasses.replace(PLUG_IN, default_panel="sim")
+    with pytest.raises(
+        studies.StudyRegistrationError, match="'echo_plug_in' is already registered"
+    ):
         studies.register(other)
+    assert studies.definition("echo_plug_in") == PLUG_IN
+
+
+def test_every_study_is_registered_in_pyproject_and_loads_from_there() -> None:
+    """docs/new-study.md: a study is one line of [tool.foldsweep.studies], built in or not."""
+    registered = studies._entries.entries()
+    assert sorted(registered) == studies.names() and {"carrier", "echo"} <= set(registered)
+    assert registered["echo"] == ("examples.echo", "DEFINITION")
     assert studies.definition("echo") == EchoDefinition()
+
+
+def test_a_malformed_registration_is_one_line_naming_the_fix(tmp_path: Path) -> None:
+    bad = tmp_path / "pyproject.toml"
+    bad.write_text('[tool.foldsweep.studies]\ntally = "examples.tally"\n', encoding="utf-8")
+    with pytest.raises(studies.StudyRegistrationError, match="is not 'module:ATTRIBUTE'"):
+        studies._entries.entries(bad)
+
+
+def test_a_registration_whose_module_is_missing_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = {**studies._entries.entries(), "tally": ("examples.tally", "DEFINITION")}
+    monkeypatch.setattr(studies, "entries", lambda: found)
+    with pytest.raises(studies.StudyRegistrationError, match=r"names examples\.tally:DEFINITION"):
+        studies.definition("tally")
 
 
 def test_a_plug_in_cannot_shadow_a_built_in_study() -> None:

@@ -19,7 +19,7 @@ from pipeline.chat.errors import EndpointError, InfrastructureFault, RequestReje
 from pipeline.chat.messages import ChatRequest, ChatResponse
 from pipeline.commands.start import prepare
 from pipeline.endpoints.http_status import status_error
-from pipeline.study import UnitContext, UnitSpec
+from pipeline.study import UnitContext, UnitSpec, lost_unit
 from pipeline.study_validity import (
     Label,
     arm,
@@ -134,7 +134,8 @@ async def test_every_study_writes_only_vocabulary_labels(name: str, tmp_path: Pa
             label = parse(outcome.invalid_reason)
             assert label.retryable is outcome.retryable, (name, arm_name, error)
             seen.add(label.kind)
-    lost = p.study.lost_unit(_spec(p.study.arms()[0]), "worker died").outcome
+    spec = _spec(p.study.arms()[0])
+    lost = lost_unit(p.definition.row_columns, p.study.lost_row(spec), "worker died").outcome
     assert lost.invalid_reason == "infrastructure:worker_lost" and lost.retryable
     assert "infrastructure" in seen
 

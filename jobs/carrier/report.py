@@ -1,9 +1,8 @@
 """report.md and its PNG figures, built from the outputs in RUN_DIR/analysis/.
 
 `render_report` reads what `jobs.carrier.run_all.analyze` wrote (summary.json first) and
-never analyzes. `write_report` (the `report` command) runs the analysis first only when its
-outputs are missing (with the manifest's settings); a run without a single row never gets
-here: the shared outcome frame (jobs/outcome_frame.py) writes its nothing-ran report.
+never analyzes; when to analyse first, and the nothing-ran report of a run without a single
+row, are the registry's rule for every study (pipeline.studies).
 The report opens with the shared provenance header (jobs/provenance_header.py):
 its first line is `SIMULATED ...` when any row of the run is simulated or the run was planned
 on simulated endpoints, and every figure of such a run carries a SIMULATED mark
@@ -20,10 +19,9 @@ import polars as pl
 
 from jobs import io
 from jobs.carrier import report_sections as sections
-from jobs.carrier import run_all
 from jobs.carrier.run_all import SUMMARY_FILE
 from jobs.provenance_header import provenance_header, run_is_simulated
-from pipeline.store import Layout, RunDirError
+from pipeline.store import RunDirError
 
 REPORT_FILE = "report.md"
 
@@ -119,12 +117,3 @@ def render_report(run_dir: Path) -> Path:
         f"{summary['bootstrap_seed']}, {summary['bootstrap_resamples']} resamples."
     )
     return io.write_text("\n".join(lines) + "\n", out / REPORT_FILE)
-
-
-def write_report(run_dir: Path, *, layout: Layout | None = None) -> Path:
-    """report.md for a run directory, analyzing it first only if it has not been analyzed."""
-    run_dir = io.require_run_dir(Path(run_dir))
-    layout = layout or run_all.carrier_layout()
-    if not (io.analysis_dir(run_dir) / SUMMARY_FILE).is_file():
-        run_all.analyze(run_dir, layout=layout)
-    return render_report(run_dir)

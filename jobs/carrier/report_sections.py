@@ -22,7 +22,7 @@ NEAR_ZERO_RECALL = 0.1
 CATCH_UP_MEANS = (
     f"`{CATCH_UP}`: a fold returned no usable carrier (empty or refused), so the next fold "
     "took the pending chunks together and the trajectory answers a different question; it is "
-    "the arm's own behaviour, left out of every mean and never retried (docs/protocol.md, "
+    "the arm's own behaviour, left out of every mean and never retried (docs/carrier.md, "
     '"The trajectory").'
 )
 """Where a reader first meets `catch_up` (the report's sweep status), it is explained."""

@@ -4,8 +4,8 @@ The final attempts are computed once and shared; checks are folded to one row pe
 once. The settings (contrasts, bootstrap) are the `AnalysisConfig` given, else the run
 manifest's `config.analysis` (jobs.io.manifest_analysis); a contrast whose arm has no rows is
 skipped and recorded in summary.json (the report says so). The report is not drawn here:
-`jobs.carrier.report` renders it from these outputs, once (the carrier's StudyDefinition
-runs one, then the other).
+`jobs.carrier.report` renders it from these outputs, once (the registry, pipeline.studies,
+runs the study's `analyze`, then its `render`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every tool-output job, then the report once: the study definition's `analyze`."""
+"""Every tool-output job: the study definition's `analyze` (its `render` draws the report)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 from jobs import io
 from jobs.toolout import breakeven, cache, corpus, gate, live, savings
 from jobs.toolout.inputs import load_cache_models
-from jobs.toolout.report import render_report
 from jobs.toolout.tables import final_units, load, scan_lazy
 from pipeline.config.schema import AnalysisConfig
 from pipeline.store import Layout
@@ -15,8 +14,8 @@ from pipeline.store import Layout
 OUTPUTS = ("savings", "cache", "breakeven", "gate", "corpus", "live")
 
 
-def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> Path:
-    """Writes analysis/<job>.parquet for every job and analysis/report.md; returns the report."""
+def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> None:
+    """Writes analysis/<job>.parquet for every job (and the paired sessions)."""
     run_dir = io.require_run_dir(run_dir)
     rows = final_units(load(run_dir, "rows", layout))
     sessions = load(run_dir, "sessions", layout).join(rows.select("row_id"), on="row_id")
@@ -40,4 +39,3 @@ def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> Path:
     for name, frame in tables.items():
         io.write_parquet(frame, out / f"{name}.parquet")
     io.write_parquet(pairs, out / "paired_sessions.parquet")
-    return render_report(run_dir, layout)

@@ -6,7 +6,7 @@ Decisions (docs/tables.md "Reasoning-trace study tables"):
   from the run's `chat_templates.json` (`visibility.matrix`: every shape under every switch
   setting a template tests), so the matrix is a function of the run's recorded inputs, not of
   today's data/ folder. Every render goes through a `RenderSandbox` (bounded in time, memory
-  and output; docs/protocol.md "Reasoning traces: bounded renders"), after the file passed the
+  and output; docs/traces.md "Reasoning traces: bounded renders"), after the file passed the
   provenance lock (`tables.read_template_entries`).
 - `source` is `shipped` or `user` for the offline rows and `endpoint` for a configuration's
   own template; `template_source` says where the text came from (`shipped`, `user`, `gguf`,

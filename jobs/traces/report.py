@@ -7,7 +7,7 @@ setting), the bloat scan of the run's real traces (lengths, quality heuristics) 
 traces and which are synthetic, the per-band table per arm, the paired intervals against
 `naive`, the frontier figure, the greedy and repeat checks). Values resting on a small sample
 are marked (jobs/small_sample.py); every figure goes through jobs.figures_common.save_figure
-(SIMULATED when the run is). Missing outputs are computed first, as toolout's report does.
+(SIMULATED when the run is). It never analyses: a missing output is one line naming it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from jobs import io
 from jobs.provenance_header import provenance_header
 from jobs.traces.report_compression import part2
 from jobs.traces.report_visibility import part1, switch_section
+from jobs.traces.run_all import OUTPUTS
 from jobs.traces.scan_report import read_scan, scan_section
 from jobs.traces.tables import load, read_items
 from pipeline.store import Layout
@@ -32,13 +33,8 @@ def rows_simulated(run_dir: Path, layout: Layout) -> bool:
 
 
 def render_report(run_dir: Path, layout: Layout) -> Path:
-    from jobs.traces.run_all import OUTPUTS
-
-    out = io.analysis_dir(run_dir)
-    if not all((out / f"{name}.parquet").is_file() for name in OUTPUTS):
-        from jobs.traces.run_all import analyze
-
-        return analyze(run_dir, io.manifest_analysis(run_dir), layout)
+    """Writes analysis/report.md (and its figures) from the analysis outputs; its path."""
+    out = io.require_outputs(run_dir, OUTPUTS)
     simulated = rows_simulated(run_dir, layout)
     lines = provenance_header(run_dir, title=TITLE, rows_simulated=simulated)
     lines += part1(out, simulated=simulated)

@@ -1,4 +1,4 @@
-"""Every reasoning-trace job, then the report once: the study definition's `analyze`."""
+"""Every reasoning-trace job: the study definition's `analyze` (its `render` draws the report)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from pathlib import Path
 
 from jobs import io
 from jobs.traces import compression, matrix, paired, recital, scan_report
-from jobs.traces.report import render_report
 from jobs.traces.tables import final_units, load, of_units, read_template_entries
 from pipeline.config.schema import AnalysisConfig
 from pipeline.store import Layout
@@ -28,8 +27,8 @@ OUTPUTS = (
 )
 
 
-def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> Path:
-    """Writes analysis/<output>.parquet for every output and analysis/report.md; returns it."""
+def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> None:
+    """Writes analysis/<output>.parquet for every output."""
     run_dir = io.require_run_dir(run_dir)
     units = final_units(load(run_dir, "rows", layout))
     probes = of_units(load(run_dir, "template_probes", layout), units)
@@ -61,4 +60,3 @@ def analyze(run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> Path:
     out = io.analysis_dir(run_dir)
     for name in OUTPUTS:
         io.write_parquet(tables[name], out / f"{name}.parquet")
-    return render_report(run_dir, layout)

@@ -78,7 +78,7 @@ def scan_section(out: Path, result: ScanResult | None, *, simulated: bool) -> li
         "median 775, p99 17,282.)",
         "",
         "Trace quality, by **pattern heuristics** (pipeline/traces/scan/quality.py; "
-        'docs/protocol.md, "Reasoning traces: the scan"), not a judgement of quality: '
+        'docs/traces.md, "Reasoning traces: the scan"), not a judgement of quality: '
         + ", ".join(f"{q.replace('_', '-')} {_pct(result.quality_share(q))}" for q in QUALITIES)
         + " of traces. (The seed: about half self-correct, a third hedge, little repetition.)",
         "",

@@ -4,7 +4,7 @@ Paper §4.11 classifies failing answers by explicit don't-know markers and obser
 fabricated values are drawn from the high-frequency instance of their type (port 8443 for
 62114, /var/lib/... for a planted path, 02:00 UTC for 01:26 UTC, 16 shards for 19 shards,
 a canonical example UUID, an example.com origin). The paper names no marker list and no
-signature list; the lists below are ours and are recorded in docs/protocol.md ("Grading").
+signature list; the lists below are ours and are recorded in docs/carrier.md ("Grading").
 
 Decisions:
 - Markers match case-insensitively, as whole words (no letter or digit either side), with any

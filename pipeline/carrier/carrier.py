@@ -1,6 +1,6 @@
 """Reply -> carrier: strip, parse strictly, fail safe, render, and apply the carry cap.
 
-Decisions (docs/protocol.md):
+Decisions (docs/carrier.md):
 - `<think>` blocks (closed, or an unclosed leading one) and one surrounding code fence are
   stripped before anything else, for every arm.
 - JSON arms parse with `json.loads(strict=True)`: raw control characters inside strings fail

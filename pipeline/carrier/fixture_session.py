@@ -1,6 +1,6 @@
 """Placement of the planted facts and assembly of the session, chunk by chunk.
 
-Decisions (docs/protocol.md, "Chunking and placement"):
+Decisions (docs/carrier.md, "Chunking and placement"):
 - One chunk per fold. Each chunk is filled to `chunk_tokens` estimated tokens of its rendered
   transcript; `target_tokens` must agree with `chunk_tokens * folds` within 5 %.
 - `distributed`: graded facts are dealt round-robin over `graded_chunks` (empty = every

@@ -1,6 +1,6 @@
 """The fifty planted facts: labels, value shapes, and the rules every drawn value obeys.
 
-Decisions the paper leaves open (recorded in docs/protocol.md, "Facts (14 graded, 36
+Decisions the paper leaves open (recorded in docs/carrier.md, "Facts (14 graded, 36
 distractors)" and "Avoiding stock values"):
 - The 14 graded labels follow §3.1's list; the 36 distractors cover the classes §3.1 names
   (cluster ids, tenant codes, licence keys, image digests) plus other ports, paths, timestamps,

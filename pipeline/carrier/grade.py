@@ -2,7 +2,7 @@
 
 A check passes when the expected value appears as a whole token on the answer line for its
 label and no other graded value appears on that line. Every rule the paper leaves open is
-decided here and recorded in docs/protocol.md ("Grading"):
+decided here and recorded in docs/carrier.md ("Grading"):
 
 Whole token (`contains_token`)
 - Text and value are NFC-normalized; the match is case-sensitive.

@@ -6,7 +6,7 @@ URLs, hosts, ids, tags). The ledger is deterministic and label-blind: it never s
 facts are graded. Unshaped facts (a count with a unit word, a Cyrillic name) reach the carrier
 only through the model, or not at all.
 
-Decisions (docs/protocol.md):
+Decisions (docs/carrier.md):
 - Values from operator and assistant turns come before values from tool output, since a real
   runtime knows message roles and tool output is where log noise lives; within a role class,
   first occurrence wins. Entries are never evicted: once the budget is full, later values are

@@ -1,6 +1,6 @@
 """System prompts and the fold / recall message layout.
 
-Decisions the paper leaves open (recorded in docs/protocol.md):
+Decisions the paper leaves open (recorded in docs/carrier.md):
 - The `fixed_headings` prompt is one byte string shared by j, q, m, p, t, u (and k, l, x); the
   paper fixes only that it is identical across its central arms and asks for five sections.
 - The fold user message is identical for every arm. The representation reaches the model only

@@ -169,8 +169,9 @@ def trajectory_records(ctx: RowContext, result: TrajectoryResult) -> UnitResult:
     return UnitResult(outcome_of(result), row, {CHECKS.name: checks, FOLDS.name: fold_records})
 
 
-def lost_records(ctx: RowContext, arm: str, detail: str) -> UnitResult:
-    """The records of an attempt whose worker died mid-flight: infrastructure, retryable."""
+def lost_row(ctx: RowContext, arm: str) -> Record:
+    """The row of an attempt whose worker died mid-flight: what any trajectory that ended
+    before its first fold records (its inputs, zero counts); the engine adds the outcome."""
     result = TrajectoryResult(
         arm=arm,
         folds=(),
@@ -178,7 +179,7 @@ def lost_records(ctx: RowContext, arm: str, detail: str) -> UnitResult:
         answer_text=None,
         grade=None,
         catch_up=False,
-        error=TrajectoryError(infrastructure("worker_lost"), True, detail),
+        error=TrajectoryError(infrastructure("worker_lost"), True, ""),
         schema_adapted=False,
     )
-    return trajectory_records(ctx, result)
+    return trajectory_records(ctx, result).row

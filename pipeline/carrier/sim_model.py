@@ -5,7 +5,7 @@ fold-and-recall pipeline (schemas, headings, ceilings, length stops, abstention,
 and give the panel statistics some signal, without any model. It cheats: it is handed the
 planted facts and looks for their values verbatim. Every row it produces is marked simulated.
 
-Behaviour model (docs/protocol.md, "Simulated endpoints"):
+Behaviour model (docs/carrier.md, "Simulated endpoints"):
 - A fold keeps each planted value found in the user message with a probability set by the
   profile and the representation (plain / headings / single_field / five_fields / other),
   drawn from SHA-256 of (profile, seed, canonical request body, label): same request, same reply.

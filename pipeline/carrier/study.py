@@ -2,7 +2,7 @@
 
 It owns the fixture (generated from the scenario and seed, byte-identical for the same inputs,
 stored as RUN_DIR/fixture.json), the arms, what each endpoint must serve (plain or schema
-requests, and the largest fold prompt), the lost-attempt record and the simulated pseudo-model.
+requests, and the largest fold prompt), a lost attempt's row and the simulated pseudo-model.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from pipeline.carrier.arms import Arm, build_arms
 from pipeline.carrier.config import CarrierConfig, carrier_config
 from pipeline.carrier.fixture import Fixture, fixture_from_json, fixture_json, generate
 from pipeline.carrier.fixture_model import chunk_tokens
-from pipeline.carrier.records import lost_records
+from pipeline.carrier.records import lost_row
 from pipeline.carrier.runner import CarrierRunner, row_context
 from pipeline.carrier.sim_model import carrier_sim_models
 from pipeline.config.schema import EndpointConfig
 from pipeline.simulated import SimBehaviour
-from pipeline.study import OneGroup, ProbePlan, ProgressLabels, StudyInputs, UnitResult, UnitSpec
+from pipeline.study import OneGroup, ProbePlan, ProgressLabels, Record, StudyInputs, UnitSpec
 
 FIXTURE_FILE = "fixture.json"
 CONTEXT_SLACK_TOKENS = 1024  # system prompt, schema text and message framing
@@ -83,10 +83,9 @@ class CarrierStudy(OneGroup):
             dict(self.config.arms), self.fixture_bytes, self.fixture_sha256, self.inputs.label
         )
 
-    def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
+    def lost_row(self, spec: UnitSpec) -> Record:
         arm = build_arms({spec.arm: self.config.arms[spec.arm]})[spec.arm]
-        ctx = row_context(arm, self.config.scenario.name, self.fixture_sha256)
-        return lost_records(ctx, spec.arm, detail)
+        return lost_row(row_context(arm, self.config.scenario.name, self.fixture_sha256), spec.arm)
 
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
         return list(carrier_sim_models(endpoints, tuple(self.fixture.planted), seed))

@@ -6,7 +6,7 @@ v1 by "a frozen offline size heuristic" (§6). This is that heuristic. It is del
 simple, integer-only (no float rounding differences between machines) and fast (the UTF-8 bytes
 are weighted by one `bytes.translate` and counted in C).
 
-Weights, in quarter tokens per character (documented in docs/protocol.md, "Token estimate"):
+Weights, in quarter tokens per character (documented in docs/carrier.md, "Token estimate"):
 
 - ASCII letters and whitespace: 1  (about 4 characters per token for English prose)
 - ASCII digits: 2                  (numbers split into 1-3 digit pieces)

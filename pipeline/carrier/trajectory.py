@@ -3,7 +3,7 @@
 One trajectory: fold every chunk into the carrier (delta-only: each fold sends the previous
 carrier and the new chunk, nothing re-reads the transcript), then ask for the graded labels.
 
-Decisions (docs/protocol.md):
+Decisions (docs/carrier.md):
 - Catch-up: a fold with no usable carrier (empty or refused) keeps the previous carrier; the
   next fold takes every pending chunk together, and the row is marked `catch_up` (invalid,
   never retried). If the last fold is unusable, its chunk is never folded; still catch_up.

@@ -1,12 +1,12 @@
 """`python -m pipeline analyze RUN_DIR [--contrasts q_vs_j,m_vs_q] [--bootstrap-seed N]
 [--bootstrap-resamples N]`: runs the run's study analysis and writes RUN_DIR/analysis/ + report.md.
 
-The study is the one the run's manifest names (pipeline.studies.of_run), inside the shared
-outcome frame (a run without rows gets the nothing-ran report). Contrasts and
-bootstrap settings are the manifest's `config.analysis` (read through the config schema), each
-overridden by its flag. Every part's footer is checked first, and the parts the analysis read
-are fingerprinted into RUN_DIR/analysis/inputs.json (pipeline.store.analysis_inputs), which
-`report` checks.
+The study is the one the run's manifest names (pipeline.studies.of_run), analysed and
+reported by the registry's rule for every study (`analyze_and_report`: a run without rows gets
+the nothing-ran report). Contrasts and bootstrap settings are the manifest's `config.analysis`
+(read through the config schema), each overridden by its flag. Every part's footer is checked
+first, and the parts the analysis read are fingerprinted into RUN_DIR/analysis/inputs.json
+(pipeline.store.analysis_inputs), which `report` checks.
 
 A run still being written (its lock held by a live sweep of another process) is analysed as
 it stands, with one line on stderr and a warning in the report's first lines saying the
@@ -43,14 +43,6 @@ def require_run_dir(run_dir: Path) -> Path:
     return run_dir
 
 
-def manifest_analysis(run_dir: Path) -> AnalysisConfig:
-    """The `analysis` section of the config the run was made with."""
-    from pipeline.config.load import config_from_manifest
-    from pipeline.store import load_manifest
-
-    return config_from_manifest(load_manifest(run_dir).config).analysis
-
-
 def with_flags(
     analysis: AnalysisConfig, args: argparse.Namespace, *, study: str, uses_contrasts: bool
 ) -> AnalysisConfig:
@@ -76,24 +68,23 @@ def with_flags(
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    from jobs.outcome_frame import framed
+    from jobs.io import manifest_analysis
     from jobs.partial_run import partial_note
     from pipeline import studies
-    from pipeline.store.analysis_inputs import analyzed
     from pipeline.store.run_lock import live_writer
 
     run_dir = require_run_dir(args.run_dir)
     holder = live_writer(run_dir)  # a sweep still writing it: say so (jobs/partial_run.py)
     if holder is not None:
         print(partial_note(run_dir, holder), file=sys.stderr, flush=True)
-    definition = framed(studies.of_run(run_dir))  # the shared outcome frame
+    definition = studies.of_run(run_dir)
     analysis = with_flags(
         manifest_analysis(run_dir),
         args,
         study=definition.name,
         uses_contrasts=definition.uses_contrasts,
     )
-    report = analyzed(run_dir, definition.layout, lambda: definition.analyze(run_dir, analysis))
+    report = studies.analyze_and_report(definition, run_dir, analysis)
     print(f"analysis: {report.parent}")
     print(f"report: {report}")
     return 0

@@ -20,10 +20,9 @@ def main(argv: list[str]) -> int:
             "fail_on.invalid_share, 130/143 stopped by SIGINT/SIGTERM (resume=RUN_DIR continues)"
         )
         return 0
-    from pipeline.commands.start import resolve_start
-    from pipeline.sweep.execute import execute_sweep
+    from pipeline.commands.start import execute_sweep
 
-    end = execute_sweep(argv, resolve=resolve_start)  # the CLI resolves the study, once
+    end = execute_sweep(argv)  # locks a resumed run dir, resolves the study once, runs it
     print(end.message, file=sys.stderr, flush=True)
     print(end.run_dir)
     sys.stdout.flush()

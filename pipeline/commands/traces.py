@@ -96,7 +96,7 @@ def scan_lines(result: ScanResult, files: int, empty: list[str]) -> list[str]:
         + ", ".join(f"{e:,} chars {_pct(shares(e))}" for e in result.edges),
         f"reasoning per session (UTF-8 bytes): median {_num(per['median'])}, "
         f"mean {_num(per['mean'])}, max {_num(per['max'])}",
-        "quality (pattern heuristics, docs/protocol.md): "
+        "quality (pattern heuristics, docs/traces.md): "
         + ", ".join(f"{q.replace('_', '-')} {_pct(result.quality_share(q))}" for q in QUALITIES),
         "",
         f"{'band':<8} {'traces':>7} {'share':>7} {'self-corr':>9} {'hedging':>8} {'repeat':>7}",

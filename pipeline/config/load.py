@@ -12,6 +12,7 @@ and the typed RunConfig built from that same dict.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +20,13 @@ from typing import Any
 
 from pipeline.config.schema import RunConfig
 from pipeline.config.strict import ConfigError, build
+from pipeline.run_dir_error import RunDirError
 
 _GROUPS = ("arms", "scenario", "panel", "study")
 _STUDY_OVERRIDE = "study="
 _PANEL_OVERRIDES = ("panel=", "+panel=", "++panel=")
+# A preset's `override /GROUP: NAME` under a study that does not load GROUP (Hydra's words)
+_PRESET_OVERRIDE = re.compile(r"In '([\w/-]+)': Could not override '(\w+)'\. No match")
 
 
 @dataclass(frozen=True)
@@ -125,8 +129,6 @@ def config_from_manifest(manifest_config: Mapping[str, Any]) -> RunConfig:
     a fresh one; a key this foldsweep does not know is a RunDirError in one line, not a
     silently ignored setting.
     """
-    from pipeline.store.reader import RunDirError  # the store loads Polars; `load` needs none
-
     try:
         return build(RunConfig, manifest_config)
     except ConfigError as exc:
@@ -148,7 +150,19 @@ def _explain(exc: Exception, overrides: Sequence[str]) -> str:
                 f"unknown {noun} '{name}'; available: {', '.join(available(group))} "
                 f"(add conf/{group}/{name}.yaml to define it)"
             )
+    preset = _PRESET_OVERRIDE.match(first)
+    if preset is not None:
+        where, group = preset.groups()
+        return (
+            f"conf/{where}.yaml chooses a {group}, which study={study_choice(overrides)} does "
+            f"not have: choose another {where.split('/', 1)[0]} for this study"
+        )
     if first.startswith("Could not override"):
         key = first.removeprefix("Could not override '").split("'", 1)[0]
+        if available(key):
+            return (
+                f"study={study_choice(overrides)} has no '{key}' group (conf/{key}/ is another "
+                f"study's): drop {key}=..."
+            )
         return f"unknown config key '{key}'; check the spelling (see conf/config.yaml)"
     return f"bad configuration: {first}"

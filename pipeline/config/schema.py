@@ -304,7 +304,7 @@ def ttl_seconds(text: str) -> int:
 
 @dataclass(frozen=True)
 class CacheConfig:
-    """The response cache (docs/protocol.md, "The request boundary").
+    """The response cache (docs/engine.md, "The request boundary").
 
     `run` (default) keeps replies in RUN_DIR/cache, so a resume pays for nothing twice;
     `shared` keeps them in `dir` (default $FOLDSWEEP_CACHE/responses) for separate runs to
@@ -362,6 +362,13 @@ class BootstrapConfig:
 
 @dataclass(frozen=True)
 class AnalysisConfig:
+    """How a run is analysed: its paired arm contrasts (`b_vs_a`) and the bootstrap.
+
+    A composed config takes `contrasts` from its study: conf/config.yaml's default is none and
+    conf/study/carrier.yaml sets the carrier's. The field's default below is read only where no
+    config was composed, a run directory without a manifest, which the carrier's jobs analyse.
+    """
+
     contrasts: tuple[str, ...] = ("q_vs_j", "m_vs_q", "t_vs_j", "u_vs_m", "o_vs_m", "x_vs_m")
     bootstrap: BootstrapConfig = field(default_factory=BootstrapConfig)
 

@@ -5,7 +5,7 @@ byte-for-byte under `data/catalog/openrouter-models-YYYY-MM-DD.json`; the date i
 the day the dump was taken, so a panel names exactly which catalog its dates came from and the
 manifest can record the file's SHA-256.
 
-Decisions the paper leaves open (docs/protocol.md, "The snapshot" and "The recency rule"):
+Decisions the paper leaves open (docs/endpoints.md, "The snapshot" and "The recency rule"):
 - A model's publication date is the UTC calendar date of its `created` unix timestamp.
 - Lookup is by exact `id`, falling back to `canonical_slug`; a served alias the snapshot knows
   under another id is declared in the panel (`catalog_alias`), never guessed.

@@ -1,6 +1,6 @@
 """One managed local llama.cpp `llama-server` process on a loopback port.
 
-Decisions (docs/protocol.md, "The embedded local panel"):
+Decisions (docs/endpoints.md, "Local llama.cpp servers"):
 
 - The binary is llama.cpp's own server, built portably (`pipeline.endpoints.llama_bin`). It
   reports prefix-cache hits, renders through a given Jinja chat template, serves parallel

@@ -2,7 +2,7 @@
 
 - **Self-test before the sweep.** Answering /health proves only that the model loaded. The
   first completion is where a build with instructions this CPU lacks dies (SIGILL, issue 9),
-  so every server answers one tiny completion before any probe or trajectory is sent. A server
+  so every server answers one tiny completion before any probe or unit is sent. A server
   that dies there is relaunched at most `max_restarts` times; then start() raises one line
   naming the signal, its meaning and the fix, and no probe verdict or empty run is made of it.
 - **Supervision during the sweep.** A watcher per server relaunches a crashed process on the

@@ -30,9 +30,7 @@ from pipeline.endpoints.local_pool import LocalServerPool, ServerRestart
 FAMILIES = ("smollm2", "gemma3", "all")  # `--model` choices: a family of the panel, or all
 
 
-def serve_local(
-    family: str, *, port: int | None, log_dir: Path | None, print_key: bool
-) -> int:
+def serve_local(family: str, *, port: int | None, log_dir: Path | None, print_key: bool) -> int:
     """Serve the panel's models of `family` (or all) from `port` on; 0 once stopped."""
     configs = [
         config

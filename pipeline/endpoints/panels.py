@@ -9,7 +9,7 @@ Nothing is silently dropped: every configuration ends up in `included` or in `ex
 reason. `check_secrets` runs only when requests are about to be sent (the `panel` command
 sends nothing and never needs a key).
 
-Publication-date precedence (docs/protocol.md, "The recency rule"):
+Publication-date precedence (docs/endpoints.md, "The recency rule"):
 `EndpointConfig.publication_date` when set, else the catalog's `created` date of
 `catalog_alias` (when set) or of `model`. A configuration the catalog does not know and that
 has no explicit date is excluded as `not_in_catalog`; one with an explicit date is admitted on

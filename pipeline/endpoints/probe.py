@@ -176,7 +176,7 @@ def _rejection_verdict(shape: str, exc: RequestRejected) -> str:
 
 def schema_reply_problem(text: str) -> str | None:
     """Why a schema probe reply does not conform (None if it does). A leading <think> block is
-    skipped: reasoning text is the carrier's to strip, not a schema failure."""
+    skipped: reasoning text is the study's to strip, not a schema failure."""
     body = _LEADING_THINK.sub("", text, count=1).strip()
     try:
         data = json.loads(body)
@@ -229,7 +229,7 @@ def _spent(reply: ChatResponse, request: ChatRequest, endpoint: EndpointConfig |
 
 def spent_by_probes(verdicts: Sequence[Mapping[str, Any]]) -> float:
     """What the recorded probe verdicts (the manifest's `probes`) spent: the run's spend
-    includes it (docs/protocol.md, "Spend"). A record from before issue 31 spent 0."""
+    includes it (docs/engine.md, "Spend"). A record from before issue 31 spent 0."""
     return sum(
         float(sample.get("spent_usd") or 0.0)
         for verdict in verdicts
@@ -296,7 +296,7 @@ def fault_phrase(exc: InfrastructureFault) -> str:
 
 def unreachable_detail(endpoint: EndpointConfig, exc: InfrastructureFault) -> str:
     """E.g. "connection refused at http://127.0.0.1:9/v1 (transport: ...)"; the part before
-    " (" is the headline a one-line message quotes (`detail_headline`)."""
+    " (" is the headline a one-line message quotes (jobs.nothing_ran.detail_headline)."""
     return f"{fault_phrase(exc)} at {endpoint.base_url} ({exc.kind}: {exc})"
 
 
@@ -311,13 +311,6 @@ def auth_detail(endpoint: EndpointConfig, exc: RequestRejected) -> str:
             "(endpoint.api_key_env=VAR for +panel=endpoint)"
         )
     return f"{where}: {what} ({exc})"
-
-
-def detail_headline(detail: str) -> str:
-    """The readable head of a verdict detail: everything before its first " (" (the rest is
-    the raw error), at most 160 characters."""
-    head = detail.split(" (", 1)[0].strip() or detail.strip()
-    return head if len(head) <= 160 else head[:157] + "..."
 
 
 async def _probe_once(

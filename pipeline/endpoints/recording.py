@@ -1,6 +1,6 @@
 """Recorded provider replies on disk: the format, its validating reader and its writer.
 
-One JSON file per exchange (docs/protocol.md, "Recordings and replay"):
+One JSON file per exchange (docs/endpoints.md, "Recordings and replay"):
 
     {"format": "foldsweep-provider-reply/1",
      "provider": "openrouter", "host": "openrouter.ai", "source": "...", "path": "...",

@@ -37,7 +37,7 @@ __all__ = ["ORDERS", "ReplayOptions", "ReplayOrder", "ReplayServer", "by_model",
 ReplayOrder = Literal["cycle", "fixed"]
 ORDERS: tuple[ReplayOrder, ...] = ("cycle", "fixed")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-MAX_REQUEST_BYTES = 64 * 1024 * 1024  # a carrier's or a transcript's largest prompt fits
+MAX_REQUEST_BYTES = 64 * 1024 * 1024  # any study's largest request fits
 
 
 def by_model(recordings: Sequence[Recording]) -> dict[str, tuple[Recording, ...]]:

@@ -10,7 +10,7 @@ waits instead of sleeping. Decisions the paper leaves open:
   a burst of failures never retries instantly; the random half spreads concurrent retriers.
 - A server's Retry-After is honoured: the wait is at least retry_after, but never more than
   RETRY_AFTER_CEILING_S (or max_wait_s if larger). A server asking for an hour should cost the
-  trajectory an attempt, not stall an actor for an hour.
+  unit an attempt, not stall an actor for an hour.
 - After `request_attempts` attempts the last InfrastructureFault itself is re-raised (never
   tenacity.RetryError), so callers and the validity rule see the real fault type.
 """

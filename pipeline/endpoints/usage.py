@@ -186,7 +186,7 @@ def cost_usd(usage: Usage, prices: Prices) -> float:
 
 def spend_of(response: ChatResponse) -> float:
     """What a paid reply cost the user: the provider's own charge, else the priced estimate
-    (docs/protocol.md, "Spend"). The one home of that rule: the bill, the budget and the
+    (docs/engine.md, "Spend"). The one home of that rule: the bill, the budget and the
     probes all read it."""
     return response.billed_usd if response.billed_usd is not None else response.cost_usd
 
@@ -194,7 +194,7 @@ def spend_of(response: ChatResponse) -> float:
 def upper_usage(
     usage: Usage, body_bytes: int, reply_text: str, max_tokens: int, *, hit_limit: bool = False
 ) -> Usage:
-    """The counts a reply did not report, at an upper estimate (docs/protocol.md, "Spend").
+    """The counts a reply did not report, at an upper estimate (docs/engine.md, "Spend").
 
     Prompt: the request body's UTF-8 bytes as sent / 3, rounded up (the body's JSON keys
     and the template's role markers are inside that margin). Completion: the reply text's

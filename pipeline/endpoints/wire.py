@@ -1,6 +1,6 @@
 """The OpenAI-compatible wire format: request bodies and reply envelopes. Pure; no I/O.
 
-Request body decisions (recorded in docs/protocol.md):
+Request body decisions (recorded in docs/endpoints.md):
 - `seed` is sent when the request has one and the client sends seeds; it is recorded either way.
 - A schema goes out in the endpoint's declared form:
     json_schema         {"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}
@@ -8,8 +8,8 @@ Request body decisions (recorded in docs/protocol.md):
     none                not sent: RequestRejected(reason="schema_unsupported", status 0)
 - `max_schema_chars`: every maxLength above it is removed and the ceiling is written into the
   field's description ("at most N characters"); the reply is marked schema_adapted=True and the
-  carrier enforces the ceiling client-side. Why: llama-cpp-python's grammar crashes the server
-  process on maxLength > 1000.
+  study that sent the request enforces the ceiling client-side. Why: llama-cpp-python's
+  grammar crashes the server process on maxLength > 1000.
 - Reasoning off: OpenRouter `"reasoning": {"enabled": false}` (its documented switch; models
   whose reasoning is mandatory reject it, which the probe records); chat-template servers
   (vLLM, SGLang, llama.cpp) `"chat_template_kwargs": {"enable_thinking": false}`.
@@ -123,7 +123,7 @@ def encode_body(body: Mapping[str, Any]) -> bytes:
     """The request body's bytes: UTF-8, compact, keys in insertion order.
 
     orjson writes the same bytes as `json.dumps(ensure_ascii=False, separators=(",", ":"))`
-    for what a body holds, in a sixth of the CPU (3 us against 20 for a 6.6 kB fold request,
+    for what a body holds, in a sixth of the CPU (3 us against 20 for a 6.6 kB request,
     on every request a sweep sends; docs/benchmarks.md). What orjson refuses (a key that is
     not a string, an integer beyond 64 bits, a lone surrogate) goes through the standard
     encoder, which serialises it or fails as it always did.

@@ -1,6 +1,6 @@
 """The run manifest (RUN_DIR/manifest.json) and the outcome accounting it states.
 
-Nothing is silently dropped: every planned trajectory is counted exactly once, as valid,
+Nothing is silently dropped: every planned unit is counted exactly once, as valid,
 invalid (by reason), not run (by reason) or pending, from the FINAL (highest) attempt of its
 (config_id, arm, execution_group, repeat) key. ``OutcomeCounts`` refuses to exist if the four
 do not add up to the plan.
@@ -31,7 +31,7 @@ from pipeline.study import UnitKey
 
 RunStatus = Literal["running", "completed", "nothing_ran", "stopped", "budget_exhausted", "failed"]
 """How a run directory's last session ended. ``nothing_ran``: the sweep ended without a single
-attempt in the whole run (every planned trajectory is not run, e.g. every configuration
+attempt in the whole run (every planned unit is not run, e.g. every configuration
 failed its probes); ``completed`` means at least one attempt exists and nothing is owed."""
 FORMAT_VERSION = 2  # 2: the study seam (config.study node, the study's row columns last)
 _SECRET_MARKERS = ("api_key", "apikey", "authorization", "password", "secret")
@@ -108,7 +108,7 @@ def extra_problem(extra: Mapping[str, Any]) -> str | None:
 
 
 class FinalAttempt(NamedTuple):
-    """The highest attempt recorded for a key: the trajectory's current outcome."""
+    """The highest attempt recorded for a key: the unit's current outcome."""
 
     row_id: str
     attempt: int
@@ -171,7 +171,7 @@ def planned_keys(plan: pa.Table) -> list[tuple[UnitKey, str, str | None]]:
 def outcome_counts(
     plan: pa.Table, rows: pa.Table, *, unfinished_as: str | None = None
 ) -> OutcomeCounts:
-    """Count every planned trajectory by the outcome of its final attempt.
+    """Count every planned unit by the outcome of its final attempt.
 
     ``unfinished_as`` (e.g. "budget_stop") counts keys with no row yet as not run for that
     reason instead of pending; use it when the sweep ends without running them.
@@ -218,7 +218,7 @@ def redact(obj: Any) -> Any:
 
 @dataclass(frozen=True)
 class Manifest:
-    """Everything needed to know what a run was: see docs/protocol.md, "Manifest"."""
+    """Everything needed to know what a run was: see docs/engine.md, "Manifest"."""
 
     run_id: str
     config: dict[str, Any]
@@ -230,6 +230,8 @@ class Manifest:
     versions: dict[str, str | None] = field(default_factory=dict)
     git_sha: str | None = None
     git_dirty: bool | None = None
+    # The SHA-256 of the study's inputs (`StudyInputs.digest`: a fixture's, a corpus's). The key
+    # is a stored name kept for compatibility: every manifest.json already holds it.
     fixture_sha256: str | None = None
     catalog_sha256: str | None = None
     provenance: dict[str, str] = field(default_factory=dict)

@@ -14,7 +14,7 @@ Part names are ``f"{seq:08d}-{digest}"``: ``seq`` is the writer's batch counter 
 resumes by ``next_part_seq``, so names sort in write order) and ``digest`` is the first 16 hex
 digits of the SHA-256 of the batch's sorted row ids, so the same batch always gets the same name
 and two batches never share one. A batch of attempts writes the study's tables first (the
-layout's ``children``, e.g. the carrier's checks and folds) and its rows part last, all under
+layout's ``children``: a study's per-step tables) and its rows part last, all under
 one name: the rows part is the commit record, and ``clean_uncommitted`` removes child parts
 whose rows part never landed (so a re-run attempt cannot duplicate them).
 
@@ -156,11 +156,17 @@ def write_batch(
 
 def write_plan(run_dir: Path, plan_table: pa.Table) -> Path:
     """Atomically write RUN_DIR/plan.parquet (cast to the plan schema, sorted by key)."""
+    store_plan(run_dir, plan_table)
+    return run_dir / PLAN_FILE
+
+
+def store_plan(run_dir: Path, plan_table: pa.Table) -> pa.Table:
+    """`write_plan`, returning the table as written (cast and sorted): the session that
+    planned keeps it in memory instead of reading its own plan back."""
     arrow = conform("plan", plan_table, _PLAN_ONLY)
-    target = run_dir / PLAN_FILE
     run_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(target, lambda fh: pq.write_table(arrow, fh, compression="zstd"))
-    return target
+    _atomic_write(run_dir / PLAN_FILE, lambda fh: pq.write_table(arrow, fh, compression="zstd"))
+    return arrow
 
 
 def write_json_atomic(path: Path, obj: Any) -> Path:

@@ -39,8 +39,8 @@ def sha256_file(path: Path) -> str:
 def provenance_lock(paths: Iterable[Path], *, root: Path = PROJECT_DIR) -> dict[str, str]:
     """Map each input file to its SHA-256, keyed by its path relative to ``root``.
 
-    Files outside ``root`` (a fixture in the run dir, a catalog elsewhere) keep their absolute
-    path. A missing input is a bug in the caller and raises FileNotFoundError.
+    Files outside ``root`` (a study's input in the run dir, a catalog elsewhere) keep their
+    absolute path. A missing input is a bug in the caller and raises FileNotFoundError.
     """
     root = root.resolve()
     lock: dict[str, str] = {}

@@ -17,16 +17,28 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.run_dir_error import RunDirError
 from pipeline.store.layout import Layout, UnknownTable
 from pipeline.store.parts import PLAN_FILE, TMP_PREFIX
 from pipeline.store.schemas import ADDED_LATER, PLAN
-from pipeline.usererror import UserError
+
+# RunDirError is defined in a leaf (the config raises it too, without loading Polars) and
+# re-exported here for the engine and the jobs, which read run directories through the store.
+__all__ = [
+    "MANIFEST_FILE",
+    "RunDirError",
+    "check_part",
+    "corrupt_part_error",
+    "has_rows",
+    "part_paths",
+    "read_json",
+    "read_plan",
+    "read_table",
+    "scan",
+    "validate_run_dir",
+]
 
 MANIFEST_FILE = "manifest.json"
-
-
-class RunDirError(UserError):
-    """A run directory is missing, corrupt or incompatible; the message says how to fix it."""
 
 
 def part_paths(run_dir: Path, table: str, layout: Layout) -> list[Path]:
@@ -36,6 +48,12 @@ def part_paths(run_dir: Path, table: str, layout: Layout) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith(TMP_PREFIX))
+
+
+def has_rows(run_dir: Path, layout: Layout) -> bool:
+    """Whether the run holds a committed part of its rows table (at least one attempt): a run
+    without one has nothing to analyse, only why nothing ran (jobs.nothing_ran)."""
+    return bool(part_paths(run_dir, "rows", layout))
 
 
 def check_part(path: Path, schema: pa.Schema) -> int:

@@ -3,29 +3,38 @@
 This is the entry point's, not the engine's: the CLI looks a study up and hands the definition
 (and the configured study) down to `pipeline.sweep` and to the jobs, which never look one up
 (import-linter forbids `pipeline.studies` to both). A study's name is written once, as its
-definition's `name`; the built-in ones are found by that name's module, `pipeline.studies.NAME`
-(attribute `DEFINITION`), whose config file is conf/study/NAME.yaml; a helper module of this
-package is private (`_name.py`), so it is never taken for a study. Loading checks that what
-the module holds is a StudyDefinition and that it answers to the name it was found by.
+definition's `name`. Every study, built in or not, is registered the same way: one line of
+pyproject.toml's `[tool.foldsweep.studies]`, `NAME = "module:ATTRIBUTE"` (`_entries`), with
+its config file at conf/study/NAME.yaml; adding a study edits no code here
+(docs/new-study.md). Loading checks that what the module holds is a StudyDefinition and that
+it answers to the name it was registered by.
 
-A study outside this repository (the toy study of the tests) registers itself with `register`,
-which refuses a name already taken by another definition (lm-evaluation-harness's rule).
+`register` adds a definition at run time (tests), refusing a name already taken by another
+definition (lm-evaluation-harness's rule).
+
+The registry also owns, once for every study, when a run's analysis and report run: a run
+without rows gets the shared nothing-ran report (jobs.nothing_ran; the sweep then exits 3 with
+`nothing_ran_cause`); any other run is analysed by its study's `analyze` (the jobs, recorded
+by pipeline.store.analysis_inputs) and drawn by its `render` (the report, from those outputs
+alone). `analyze_and_report` is the `analyze` command and a sweep's end (the entry point hands
+it to the engine bound to the study); `report` renders while the recorded analysis matches the
+run's tables, analyses first when there is no record and refuses in one line when it is stale.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from pathlib import Path
 
+from pipeline.config.schema import AnalysisConfig
+from pipeline.store.analysis_inputs import analyzed, reported
 from pipeline.store.layout import Layout, layout_for
 from pipeline.store.manifest import Manifest, load_manifest
-from pipeline.store.reader import RunDirError
+from pipeline.store.reader import RunDirError, has_rows
+from pipeline.studies._entries import TABLE, StudyRegistrationError, entries
 from pipeline.study import StudyDefinition
 from pipeline.usererror import UserError
 
-_PACKAGE = __name__
-_ATTRIBUTE = "DEFINITION"
 _REGISTERED: dict[str, StudyDefinition] = {}
 _LOADED: dict[str, StudyDefinition] = {}
 
@@ -34,12 +43,9 @@ class UnknownStudy(UserError):
     """`study=NAME` or a manifest names a study this foldsweep does not have."""
 
 
-class StudyRegistrationError(UserError):
-    """A definition that cannot be registered: a taken name, or not a StudyDefinition."""
-
-
 def _built_in() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    """The studies pyproject.toml registers."""
+    return sorted(entries())
 
 
 def _checked(found: object, name: str, where: str) -> StudyDefinition:
@@ -47,7 +53,7 @@ def _checked(found: object, name: str, where: str) -> StudyDefinition:
     if not isinstance(found, StudyDefinition):
         raise StudyRegistrationError(
             f"{where} is a {type(found).__name__}, not a StudyDefinition (name, row_columns, "
-            "tables, default_panel, configure, analyze, report)"
+            "tables, default_panel, configure, analyze, render)"
         )
     if found.name != name:
         raise StudyRegistrationError(f"{where} is named {found.name!r}, not {name!r}")
@@ -83,15 +89,70 @@ def definition(name: str) -> StudyDefinition:
         return _LOADED[name]
     if name not in _built_in():
         raise UnknownStudy(f"unknown study {name!r}; available: {', '.join(names())}")
-    module = importlib.import_module(f"{_PACKAGE}.{name}")
-    where = f"{module.__name__}.{_ATTRIBUTE}"
-    _LOADED[name] = _checked(getattr(module, _ATTRIBUTE, None), name, where)
+    module_name, attribute = entries()[name]
+    where = f"{module_name}:{attribute}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise StudyRegistrationError(
+            f"study {name!r} ({TABLE} in pyproject.toml) names {where}, which cannot be "
+            f"imported ({exc}); fix the module path"
+        ) from None
+    _LOADED[name] = _checked(getattr(module, attribute, None), name, where)
     return _LOADED[name]
 
 
 def layout(study: StudyDefinition) -> Layout:
     """The run-directory layout of a study's runs."""
     return layout_for(study.row_columns, study.tables)
+
+
+def nothing_ran_cause(run_dir: Path) -> str:
+    """Why a run has no attempt at all, in one line (the sweep's exit-3 error)."""
+    from jobs.nothing_ran import run_cause
+
+    return run_cause(run_dir)
+
+
+def _nothing_ran_report(run_dir: Path) -> Path:
+    from jobs.nothing_ran import write_nothing_ran_report
+
+    return write_nothing_ran_report(run_dir)
+
+
+def _analyze_then_render(
+    study: StudyDefinition, run_dir: Path, analysis: AnalysisConfig, found: Layout
+) -> Path:
+    """The study's jobs, then its report from their outputs: once each. Both run inside
+    `analyzed`, so a full disk or a damaged part is named in one line either way."""
+    study.analyze(run_dir, analysis, found)
+    return study.render(run_dir, found)
+
+
+def analyze_and_report(study: StudyDefinition, run_dir: Path, analysis: AnalysisConfig) -> Path:
+    """The run's analysis with these settings and its report, once each (the nothing-ran
+    report for a run without rows); the report's path. What `analyze` and a sweep's end do."""
+    found = layout(study)
+    if not has_rows(run_dir, found):
+        return _nothing_ran_report(run_dir)
+    return analyzed(run_dir, found, lambda: _analyze_then_render(study, run_dir, analysis, found))
+
+
+def report(study: StudyDefinition, run_dir: Path) -> Path:
+    """The run's report from its current analysis (the nothing-ran report for a run without
+    rows); the report's path. What `report` does: a run never analyzed is analysed first, with
+    the manifest's settings; outputs older than the tables are refused in one line."""
+    from jobs.io import manifest_analysis
+
+    found = layout(study)
+    if not has_rows(run_dir, found):
+        return _nothing_ran_report(run_dir)
+    return reported(
+        run_dir,
+        found,
+        report=lambda: study.render(run_dir, found),
+        analyze=lambda: _analyze_then_render(study, run_dir, manifest_analysis(run_dir), found),
+    )
 
 
 def study_of(manifest: Manifest) -> str:
@@ -137,9 +198,7 @@ def check_tables_belong(run_dir: Path, study: StudyDefinition) -> None:
 
 def of_run(run_dir: Path) -> StudyDefinition:
     """The study a run directory belongs to, from its manifest (RunDirError if it has none);
-    a run whose rows are another study's is refused. The CLI puts it in the shared outcome
-    frame (jobs.outcome_frame.framed); the registry imports no job, so readers such as the
-    viewer can use it."""
+    a run whose rows are another study's is refused."""
     found = definition(study_of(load_manifest(run_dir)))
     check_tables_belong(run_dir, found)
     return found
@@ -148,11 +207,14 @@ def of_run(run_dir: Path) -> StudyDefinition:
 __all__ = [
     "StudyRegistrationError",
     "UnknownStudy",
+    "analyze_and_report",
     "check_tables_belong",
     "definition",
     "layout",
     "names",
+    "nothing_ran_cause",
     "of_run",
     "register",
+    "report",
     "study_of",
 ]

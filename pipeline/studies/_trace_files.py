@@ -1,6 +1,6 @@
 """Read a user's trace files for `traces scan`: files and folders, the format told by the file.
 
-What is read (docs/protocol.md, "Reasoning traces: the scan"):
+What is read (docs/traces.md, "Reasoning traces: the scan"):
 - `*.traj`: a SWE-agent trajectory (each step's `thought`);
 - `*.jsonl`: an OpenHands output file when its first record has a `history`, else the
   documented traces JSONL (`{"id", "text"[, "source"]}` per line);

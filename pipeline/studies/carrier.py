@@ -11,8 +11,8 @@ from typing import Any
 from pipeline.carrier.records import ROW_COLUMNS, TABLES
 from pipeline.carrier.study import CarrierStudy
 from pipeline.config.schema import AnalysisConfig
-from pipeline.store.layout import Layout, layout_for
-from pipeline.study import Column, TableSpec
+from pipeline.store.layout import Layout
+from pipeline.study import Column, StudyPages, TableSpec
 
 
 @dataclass(frozen=True)
@@ -24,24 +24,24 @@ class CarrierDefinition:
     uses_contrasts: bool = True  # analysis.contrasts: q_vs_j, m_vs_q, ...
 
     @property
-    def layout(self) -> Layout:
-        return layout_for(self.row_columns, self.tables)
+    def pages(self) -> StudyPages:
+        """Its own pages in the viewer, imported only when a viewer asks for them."""
+        from pipeline.study_pages.carrier import PAGES
+
+        return PAGES
 
     def configure(self, node: Mapping[str, Any]) -> CarrierStudy:
         return CarrierStudy.from_node(node)
 
-    def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
-        """The analysis with these settings, then the report: once each."""
+    def analyze(self, run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> None:
         from jobs.carrier import run_all
+
+        run_all.analyze(run_dir, analysis, layout=layout)
+
+    def render(self, run_dir: Path, layout: Layout) -> Path:
         from jobs.carrier.report import render_report
 
-        run_all.analyze(run_dir, analysis, layout=self.layout)
         return render_report(run_dir)
-
-    def report(self, run_dir: Path) -> Path:
-        from jobs.carrier.report import write_report
-
-        return write_report(run_dir, layout=self.layout)
 
 
 DEFINITION = CarrierDefinition()

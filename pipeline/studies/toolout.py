@@ -20,8 +20,8 @@ import yaml
 from pipeline.config.load import conf_dir
 from pipeline.config.schema import AnalysisConfig
 from pipeline.config.strict import ConfigError
-from pipeline.store.layout import Layout, layout_for
-from pipeline.study import Column, TableSpec
+from pipeline.store.layout import Layout
+from pipeline.study import Column, StudyPages, TableSpec
 from pipeline.toolout.config import ToolOutConfig, toolout_config
 from pipeline.toolout.importers import detect, import_file, within_output_cap
 from pipeline.toolout.policies import build_policy
@@ -214,8 +214,11 @@ class ToolOutDefinition:
     uses_contrasts: bool = False  # its arms are compared by its own tables, not q_vs_j
 
     @property
-    def layout(self) -> Layout:
-        return layout_for(self.row_columns, self.tables)
+    def pages(self) -> StudyPages:
+        """Its own pages in the viewer, imported only when a viewer asks for them."""
+        from pipeline.study_pages.toolout import PAGES
+
+        return PAGES
 
     def configure(self, node: Mapping[str, Any]) -> ToolOutStudy:
         from jobs.toolout.inputs import load_cache_models
@@ -235,15 +238,15 @@ class ToolOutDefinition:
             cache_models=load_cache_models(),
         )
 
-    def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
+    def analyze(self, run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> None:
         from jobs.toolout.run_all import analyze
 
-        return analyze(run_dir, analysis, self.layout)
+        analyze(run_dir, analysis, layout)
 
-    def report(self, run_dir: Path) -> Path:
+    def render(self, run_dir: Path, layout: Layout) -> Path:
         from jobs.toolout.report import render_report
 
-        return render_report(run_dir, self.layout)
+        return render_report(run_dir, layout)
 
 
 DEFINITION = ToolOutDefinition()

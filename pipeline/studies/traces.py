@@ -21,8 +21,8 @@ import yaml
 from pipeline.config.load import conf_dir
 from pipeline.config.schema import AnalysisConfig, EndpointConfig
 from pipeline.config.strict import ConfigError
-from pipeline.store.layout import Layout, layout_for
-from pipeline.study import Column, TableSpec
+from pipeline.store.layout import Layout
+from pipeline.study import Column, StudyPages, TableSpec
 from pipeline.traces.compression.arms import Arm, load_arms
 from pipeline.traces.compression.bands import stratified_sample
 from pipeline.traces.compression.generator import band_lengths, generate
@@ -191,8 +191,11 @@ class TracesDefinition:
     uses_contrasts: bool = False  # its arms are compared by its own tables, not q_vs_j
 
     @property
-    def layout(self) -> Layout:
-        return layout_for(self.row_columns, self.tables)
+    def pages(self) -> StudyPages:
+        """Its own pages in the viewer, imported only when a viewer asks for them."""
+        from pipeline.study_pages.traces import PAGES
+
+        return PAGES
 
     def configure(self, node: Mapping[str, Any]) -> TracesStudy:
         cfg = traces_config(node)
@@ -209,15 +212,15 @@ class TracesDefinition:
             template_loader=endpoint_template,
         )
 
-    def analyze(self, run_dir: Path, analysis: AnalysisConfig) -> Path:
+    def analyze(self, run_dir: Path, analysis: AnalysisConfig, layout: Layout) -> None:
         from jobs.traces.run_all import analyze
 
-        return analyze(run_dir, analysis, self.layout)
+        analyze(run_dir, analysis, layout)
 
-    def report(self, run_dir: Path) -> Path:
+    def render(self, run_dir: Path, layout: Layout) -> Path:
         from jobs.traces.report import render_report
 
-        return render_report(run_dir, self.layout)
+        return render_report(run_dir, layout)
 
 
 DEFINITION = TracesDefinition()

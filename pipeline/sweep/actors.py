@@ -3,9 +3,9 @@ and the dispatcher that feeds them.
 
 One async actor per served configuration owns that endpoint's session, limiter and retry
 policy (state in exactly one place). Calls are coarse: one Ray call carries a small batch of
-trajectory attempts (up to `MAX_BATCH`, fewer when the endpoint's in-flight cap is small),
+unit attempts (up to `MAX_BATCH`, fewer when the endpoint's in-flight cap is small),
 which the actor runs concurrently. A Ray call costs about 1.5 ms of CPU across driver and
-actor, as much as a trajectory's own protocol work against a fast endpoint
+actor, as much as a unit's own protocol work against a fast endpoint
 (docs/benchmarks.md); a batch of 8 pays it once. Batches stay small because a batch reports
 when its last attempt ends, and its finished attempts hold their in-flight slots until then.
 A crashed actor is restarted by Ray (`max_restarts=-1`) but its in-flight calls are not
@@ -13,9 +13,9 @@ retried by Ray (`max_task_retries=0`): the coordinator turns every attempt of a 
 into a `worker_lost` infrastructure attempt, so the retry decision stays with the validity
 rule.
 
-After a lost call the dispatcher holds that endpoint's trajectories until the restarted actor
+After a lost call the dispatcher holds that endpoint's units until the restarted actor
 answers a ping: re-queued attempts sent during the restart would fail at once
-(ActorUnavailableError) and burn the trajectory's attempt budget in seconds (found by
+(ActorUnavailableError) and burn the unit's attempt budget in seconds (found by
 tests/reliability/test_actor_crash.py).
 
 Live progress: while a progress display wants it, `RayDispatcher.live()` asks each actor for
@@ -48,7 +48,7 @@ from pipeline.sweep.worker import WorkerSettings
 
 AUTH_NOTICE_LOGGER = "ray._private.authentication.authentication_token_setup"
 RESTART_PING_S = 0.5  # how often a restarting actor is pinged
-MAX_BATCH = 8  # trajectory attempts per Ray call, at most
+MAX_BATCH = 8  # unit attempts per Ray call, at most
 LIVE_EVERY_S = 2.0  # live counters are fetched from each actor at most this often
 
 LOOPBACK_ENV = {
@@ -95,7 +95,7 @@ def auto_per_worker(endpoints: int, cpus: float) -> int:
 
     One endpoint per worker is DESIGN's layout, and it is what this gives wherever there are
     as many CPUs as endpoints. With fewer, each actor process costs about 130 MB of RSS
-    before its first trajectory (Ray's worker and the pyarrow its serializer loads), so ten
+    before its first unit (Ray's worker and the pyarrow its serializer loads), so ten
     of them held 1.3 GB on a 2-core machine, and at a tenth of the rate each they spent more
     CPU per request than two busier ones (docs/benchmarks.md, "Memory" and "Measured design
     decisions"). The price is isolation: a crashed worker loses the attempts in flight of every
@@ -201,7 +201,7 @@ def _driver_keeps_sigterm() -> Iterator[None]:
 
 
 def batch_size(cap: int) -> int:
-    """Attempts per Ray call for an endpoint with `cap` trajectories in flight.
+    """Attempts per Ray call for an endpoint with `cap` units in flight.
 
     A quarter of the cap at most, so a batch never holds a large share of the endpoint's
     slots while its slowest attempt finishes; 1 for tiny caps (local llama.cpp servers).

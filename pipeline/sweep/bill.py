@@ -20,7 +20,7 @@ request as it passes), so no study computes them and none can forget one. Defini
   (`spend_of`): the money is the provider's figure whenever the provider gives one;
 - `usage_unreported`: answered requests whose reply lacked usage (their cost is an estimate);
 - `cache_hits`: replies served from the response cache;
-- `steps`: answered requests of the runner's step purpose (the progress display's folds).
+- `steps`: answered requests of the runner's step purpose (the progress display's steps).
 """
 
 from __future__ import annotations

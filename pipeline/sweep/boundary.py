@@ -302,7 +302,7 @@ class RequestBoundary:
         self.bill.answer(response, hit=hit, step=step)
         counts = self.counts
         counts.completed += 1
-        counts.folds += step
+        counts.steps += step
         usage = response.usage
         counts.tokens += (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
         counts.cost_usd += 0.0 if hit else spend_of(response)

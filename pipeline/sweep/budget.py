@@ -1,6 +1,6 @@
 """The run's budget, checked before every request (not between attempts).
 
-Rule (docs/protocol.md, "The request boundary"): a request is admitted only while the run's
+Rule (docs/engine.md, "The request boundary"): a request is admitted only while the run's
 spend, plus a reservation for every request in flight, plus one more reservation stays under
 `budget.usd`; a reservation is the dearest request seen so far or, before any request of the
 run has settled with a cost, the request's own worst case at the endpoint's prices (its

@@ -1,13 +1,13 @@
 """The event loop of a sweep: dispatch, collect, re-queue, budgets, graceful stop.
 
-It knows nothing of Ray or HTTP: a Dispatcher submits trajectories and reports completions
+It knows nothing of Ray or HTTP: a Dispatcher submits units and reports completions
 (Ray in production, scripted fakes in tests). It is the only writer of the sweep's tables,
 through the Sink.
 
 Rules:
 - An infrastructure-invalid attempt (retryable) is re-queued as attempt + 1 while attempts
   remain; arm behaviour is never re-queued (DESIGN §4).
-- A lost worker's in-flight trajectories become infrastructure attempts (`worker_lost`) and
+- A lost worker's in-flight units become infrastructure attempts (`worker_lost`) and
   are re-queued the same way.
 - Budgets are checked before every request, by the request boundary in the workers
   (pipeline/sweep/budget.py). An attempt the budget cut comes back without a row (`cut`): its
@@ -247,7 +247,7 @@ class Coordinator:
         # under a dollar budget, whole repeats first (unit_budget.py)
         ordered = repeat_major(specs) if self.budget.usd is not None else specs
         queue: deque[UnitSpec] = deque(ordered)
-        # An endpoint missing from `caps` gets one trajectory in flight.
+        # An endpoint missing from `caps` gets one unit in flight.
         self.caps = {**{spec.config_id: 1 for spec in specs}, **self.caps}
         try:
             self._loop(queue)

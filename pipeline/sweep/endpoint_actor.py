@@ -34,7 +34,7 @@ class EndpointWorker:
         self.cores = worker_cores(settings)  # a limit group's members share one limiter here
         # Each reply allocates thousands of small containers, so the default gen-0 threshold
         # (700) ran a collection every few requests over the actor's large heap (Ray,
-        # aiohttp, the fixture); a 100,000 threshold cut the actor's CPU per trajectory by
+        # aiohttp, the study's inputs); a 100,000 threshold cut the actor's CPU per unit by
         # about 15% (docs/benchmarks.md). Garbage cycles are rare here and stay bounded.
         gc.set_threshold(100_000, 50, 100)
 

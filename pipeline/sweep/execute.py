@@ -12,14 +12,13 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.probe import spent_by_probes
-from pipeline.store.analysis_inputs import analyzed
 from pipeline.store.manifest import Manifest, RunStatus, planned_keys
 from pipeline.sweep import summary
 from pipeline.sweep.budget import PROVIDER_CREDITS, budget_set
@@ -62,7 +61,7 @@ from pipeline.sweep.run import (
 from pipeline.sweep.servers import EndpointServers
 from pipeline.sweep.session import RunSession
 from pipeline.sweep.sink import Sink
-from pipeline.sweep.start import StartResolver
+from pipeline.sweep.start import SweepStart
 from pipeline.sweep.unit_budget import budget_preview
 from pipeline.sweep.worker import WorkerSettings
 from pipeline.usererror import UserError
@@ -116,7 +115,7 @@ def _probe_all(
 
 
 def in_flight_cap(endpoint: EndpointConfig) -> int:
-    """In-flight trajectories for one endpoint: enough to keep its request slots busy."""
+    """In-flight units for one endpoint: enough to keep its request slots busy."""
     return max(2, endpoint.limits.concurrency * 2)
 
 
@@ -139,7 +138,9 @@ def _coordinate(
     specs = session.owed_specs()
     endpoints = [s.endpoint for s in settings.values()]
     spent = session.spent()
-    line, guess = budget_preview(p.cfg.budget.usd, p.study, endpoints, specs, spent["cost_usd"])
+    line, guess = budget_preview(
+        p.cfg.budget.usd, p.study, endpoints, specs, spent["cost_usd"], runners=p.runners
+    )
     if line is not None:  # what the budget buys, before the first unit (issue 31 §6)
         print(line, file=sys.stderr, flush=True)
     progress = ProgressView(len(specs), enabled=p.cfg.progress, labels=p.study.progress_labels)
@@ -261,25 +262,9 @@ class SweepEnd:
     report: Path | None
 
 
-def run_sweep(
-    overrides: Sequence[str],
-    *,
-    resolve: StartResolver,
-    analyze: bool = True,
-    sim_servers: Literal["process", "thread"] = "process",
-) -> Path:
-    """Run (or resume) a sweep; returns the run directory (`execute_sweep` says how it ended).
-    `sim_servers`: where a sim panel's servers run, a child process (default, off the driver's
-    GIL) or a thread of this one."""
-    return execute_sweep(
-        overrides, resolve=resolve, analyze=analyze, sim_servers=sim_servers
-    ).run_dir
-
-
 def execute_sweep(
-    overrides: Sequence[str],
+    start: SweepStart,
     *,
-    resolve: StartResolver,
     analyze: bool = True,
     sim_servers: Literal["process", "thread"] = "process",
 ) -> SweepEnd:
@@ -288,12 +273,13 @@ def execute_sweep(
     Bad input raises a UserError before anything starts. Once the run directory exists, every
     outcome is returned: the manifest is closed with its status, the study's analysis and
     report run once (the nothing-ran report when the run has no rows) and SweepEnd carries the
-    exit code and text. The run dir is locked for the whole session (claim.py): a second
-    session on it is refused before it reads or cleans anything. `resolve` is the entry
-    point's (pipeline.commands.start.resolve_start): it resolves the study, called under the
-    lock, so the engine never looks a study up.
+    exit code and text. The run dir is locked for the whole session (claim.py): a resume's by
+    the entry point, before it read the manifest (`start.lock`), a new run's here, so a second
+    session on it is refused before it reads or cleans anything. `sim_servers`: where a sim
+    panel's servers run, a child process (default, off the driver's GIL) or a thread of this
+    one.
     """
-    with claimed_session(overrides, resolve) as p:
+    with claimed_session(start) as p:
         return _execute_claimed(p, analyze=analyze, sim_servers=sim_servers)
 
 
@@ -306,7 +292,9 @@ def _execute_claimed(
     dates = publication_dates(p.resolution)
     endpoints = [inc.endpoint for inc in p.resolution.included]
     manifest = _session_manifest(p)
-    session = RunSession(p.run_dir, p.layout, manifest, p.cfg.retry.trajectory_attempts)
+    session = RunSession(
+        p.run_dir, p.layout, manifest, p.cfg.retry.trajectory_attempts, plan=p.plan
+    )
     session.write(manifest)
     sink = Sink(
         p.run_dir,
@@ -359,9 +347,7 @@ def _execute_claimed(
                 print(f"warning: could not remove Ray's temp dir {leftover}", file=sys.stderr)
     report = None
     if analyze:
-        report = analyzed(
-            p.run_dir, p.layout, lambda: p.definition.analyze(p.run_dir, p.cfg.analysis)
-        )
+        report = p.finish(p.run_dir, p.cfg.analysis)  # the registry's rule (SweepStart.finish)
     return _ending(p, session, fatal, stop, report)
 
 
@@ -525,7 +511,7 @@ def _ending(
         line = summary.stopped_line(manifest.counts, stop.signum, run_dir)
         return SweepEnd(run_dir, status, summary.signal_exit_code(stop.signum), line, report)
     if status == "nothing_ran":
-        message = f"error: {p.definition.nothing_ran_cause(run_dir)}"
+        message = f"error: {p.nothing_ran_cause(run_dir)}"
         if report is not None:
             message += f"\nreport: {report}"
         return SweepEnd(run_dir, status, summary.EXIT_NOTHING_RAN, message, report)

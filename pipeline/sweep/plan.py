@@ -5,7 +5,7 @@ Decisions the paper leaves open:
   order) runs the arms in the order of schedule row ``(i * repeats + r) mod L``, L the cycle
   length (``schedules.rows_for``): the configurations' blocks of rows tile the cycle, so the
   panel balances positions and first-order carryover even when one configuration's repeats do
-  not close (beyond the paper; docs/protocol.md). ``schedule_position`` is the arm's place in
+  not close (beyond the paper; docs/engine.md). ``schedule_position`` is the arm's place in
   that order (0 first). Schedule item ``i`` is ``arms[i]`` in the order the study lists them.
 - One sweep is one execution group (``execution_group`` from config); pairs never cross groups.
   A study that splits its work (``Study.execution_groups``: the tool-output study's corpus

@@ -1,4 +1,4 @@
-"""Live progress of a sweep: trajectories done / planned, per-endpoint rate, errors, cost, ETA.
+"""Live progress of a sweep: units done / planned, per-endpoint rate, errors, cost, ETA.
 
 Uses rich when attached to a terminal; otherwise prints one plain line every `every_s`
 seconds to stderr, so logs of batch jobs show progress too.
@@ -7,9 +7,9 @@ Two sources feed it:
 - completed rows (`record`), and the coordinator's authoritative totals (`refresh`'s
   `cost_usd` and `requests`, which budgets and the manifest use too);
 - live counters of the attempts whose rows have not reached the driver yet (`refresh`'s
-  `live`): each EndpointWorker counts their requests, folds, tokens and cost as they happen
+  `live`): each EndpointWorker counts their requests, steps, tokens and cost as they happen
   (`pipeline.sweep.boundary.RequestBoundary`), and the dispatcher fetches them every few seconds.
-  A trajectory against a slow local model takes a minute, so without them the display would
+  A unit against a slow local model can take a minute, so without them the display would
   stand still until the first one ends.
 
 Live numbers are display only and never double count: an attempt is in the live counters
@@ -17,13 +17,14 @@ until the driver collects its row, and in the row totals from then on.
 
 The ETA is based on requests: work done is every final unit's requests plus the requests the
 attempts in flight have had answered, against planned units x the runner's
-`requests_per_unit` (carrier: folds + the recall request). The display's words for a unit and
-a step come from the study (`Study.progress_labels`; carrier: trajectories, folds), and so do
-the row columns of work a study prices without sending (toolout's replayed requests and their
-cost): the line shows their sums apart, "priced offline", so an offline replay no longer reads
-"requests 0 … cost $0.0000" while it prices thousands. The ETA is
-shown once `ETA_MIN_REQUESTS` have been answered, long before the first unit ends. Without
-live counters (a dispatcher that has none) it falls back to final units against planned units.
+`requests_per_unit` (the study's runner says how many requests a unit sends). A step is a
+request of the runner's step purpose. The display's words for a unit and a step come from the
+study (`Study.progress_labels`), and so do the row columns of work a study prices without
+sending (toolout's replayed requests and their cost): the line shows their sums apart, "priced
+offline", so an offline replay does not read "requests 0 … cost $0.0000" while it prices
+thousands. The ETA is shown once `ETA_MIN_REQUESTS` have been answered, long before the first
+unit ends. Without live counters (a dispatcher that has none) it falls back to final units
+against planned units.
 """
 
 from __future__ import annotations
@@ -38,10 +39,6 @@ from typing import Any
 from pipeline.study import ProgressLabels, UnitOutcome
 from pipeline.sweep.bill import Bill
 
-# What a study calls its units and steps when it does not say (the carrier's words: the
-# display predates the study seam, and its tests read these).
-CARRIER_LABELS = ProgressLabels(unit="trajectories", step="folds")
-
 ETA_MIN_REQUESTS = 3  # answered requests before a request-based ETA is shown
 TTY_EVERY_S = 0.5  # the rich table is rebuilt at most this often (it refreshes twice a second)
 PLAIN_ENDPOINTS = 10  # endpoints named on the plain line's "in flight" part, at most
@@ -52,16 +49,16 @@ class LiveCounts:
     """What one attempt has done so far, counted by its worker as it happens.
 
     `sent` counts requests as a row's `requests` column does (every request started, failed
-    ones included); `completed` the answered ones, `failed` those that raised. `folds` are
-    answered fold requests (a row's `folds`), `tokens` reported prompt + completion tokens,
-    `cost_usd` the priced cost. `finished`: the attempt has ended, but its row has not left the
-    worker yet (its batch is still running).
+    ones included); `completed` the answered ones, `failed` those that raised. `steps` are
+    answered requests of the runner's step purpose (a Bill's `steps`), `tokens` reported
+    prompt + completion tokens, `cost_usd` the priced cost. `finished`: the attempt has ended,
+    but its row has not left the worker yet (its batch is still running).
     """
 
     sent: int = 0
     completed: int = 0
     failed: int = 0
-    folds: int = 0
+    steps: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
     finished: bool = False
@@ -79,10 +76,9 @@ class LiveCounts:
 class EndpointLive:
     """One endpoint's attempts whose rows have not reached the driver yet (row_id -> counts)."""
 
-    # step requests per unit (carrier: one fold per fixture chunk); None: the study cannot say
-    folds_per_trajectory: int | None
+    steps_per_unit: int | None  # step requests per unit; None: the study cannot say
     attempts: dict[str, LiveCounts] = field(default_factory=dict)
-    requests_per_unit: int | None = None  # the ETA's basis (carrier: folds + recall)
+    requests_per_unit: int | None = None  # the ETA's basis: every request of a unit
 
 
 @dataclass
@@ -90,7 +86,7 @@ class _LiveSum:
     sent: int = 0
     open: int = 0
     completed: int = 0
-    folds: int = 0
+    steps: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
     running: int = 0  # attempts in flight that have not ended
@@ -99,7 +95,7 @@ class _LiveSum:
         self.sent += other.sent
         self.open += other.open
         self.completed += other.completed
-        self.folds += other.folds
+        self.steps += other.steps
         self.tokens += other.tokens
         self.cost_usd += other.cost_usd
         self.running += other.running
@@ -111,7 +107,7 @@ def _summed(attempts: Iterable[LiveCounts]) -> _LiveSum:
         out.sent += a.sent
         out.open += a.open
         out.completed += a.completed
-        out.folds += a.folds
+        out.steps += a.steps
         out.tokens += a.tokens
         out.cost_usd += a.cost_usd
         out.running += not a.finished
@@ -125,7 +121,7 @@ class ProgressView:
         *,
         enabled: bool = True,
         every_s: float = 10.0,
-        labels: ProgressLabels = CARRIER_LABELS,
+        labels: ProgressLabels,
     ) -> None:
         self.planned = planned
         self.labels = labels
@@ -136,7 +132,7 @@ class ProgressView:
         self.errors: Counter[str] = Counter()
         # This session's completed rows, per endpoint (the live counters add to these).
         self.row_requests: Counter[str] = Counter()
-        self.row_folds: Counter[str] = Counter()
+        self.row_steps: Counter[str] = Counter()
         self.row_tokens: Counter[str] = Counter()
         self.priced_requests = 0  # the study's priced-offline work (ProgressLabels), all rows
         self.priced_cost_usd = 0.0
@@ -173,7 +169,7 @@ class ProgressView:
         if outcome.valid or not outcome.retryable:
             self.finals += 1
         self.row_requests[config_id] += bill.requests
-        self.row_folds[config_id] += bill.steps
+        self.row_steps[config_id] += bill.steps
         tokens = (bill.prompt_tokens or 0) + (bill.completion_tokens or 0)
         self.row_tokens[config_id] += tokens
         if row is not None and self.labels.priced_requests is not None:
@@ -190,10 +186,10 @@ class ProgressView:
             return view.requests_per_unit
         return None
 
-    def folds_per_trajectory(self) -> int | None:
+    def steps_per_unit(self) -> int | None:
         """Steps per unit, as the workers report it (None before any report or if unknown)."""
         for view in self.live.values():
-            return view.folds_per_trajectory
+            return view.steps_per_unit
         return None
 
     def _eta(self, live: Mapping[str, _LiveSum]) -> tuple[float, str] | None:
@@ -217,9 +213,9 @@ class ProgressView:
         total = _LiveSum()
         for s in live.values():
             total.add(s)
-        folds = sum(self.row_folds.values()) + total.folds
-        per_traj = self.folds_per_trajectory()
-        folds_text = f"{folds}/{self.planned * per_traj}" if per_traj is not None else str(folds)
+        steps = sum(self.row_steps.values()) + total.steps
+        per_unit = self.steps_per_unit()
+        steps_text = f"{steps}/{self.planned * per_unit}" if per_unit is not None else str(steps)
         tokens = sum(self.row_tokens.values()) + total.tokens
         eta = self._eta(live)
         eta_text = f"{eta[0]:.0f}s (by {eta[1]})" if eta is not None else "?"
@@ -228,7 +224,7 @@ class ProgressView:
             f"in flight {total.running}{self._running_text(live) if per_endpoint else ''}  "
             f"attempts {sum(self.done.values())}  errors {sum(self.errors.values())}  "
             f"requests {self.requests + total.sent}{self._sent_word()} ({total.open} open)  "
-            f"{self.labels.step} {folds_text}  "
+            f"{self.labels.step} {steps_text}  "
             f"tokens {tokens}  cost ${self.cost + total.cost_usd:.4f}{self._priced_text()}  "
             f"eta {eta_text}"
         )
@@ -244,7 +240,7 @@ class ProgressView:
 
     @staticmethod
     def _running_text(live: Mapping[str, _LiveSum]) -> str:
-        """` (a 2, b 1)`: trajectories in flight per endpoint, the busiest first."""
+        """` (a 2, b 1)`: units in flight per endpoint, the busiest first."""
         busy = sorted(((-s.running, cid) for cid, s in live.items() if s.running))
         if not busy:
             return ""
@@ -277,7 +273,7 @@ class ProgressView:
                 config_id,
                 str(s.running),
                 str(self.row_requests[config_id] + s.sent),
-                str(self.row_folds[config_id] + s.folds),
+                str(self.row_steps[config_id] + s.steps),
                 str(self.done[config_id]),
                 f"{rate:.1f}",
                 str(self.errors[config_id]),

@@ -1,6 +1,9 @@
 """The sweep driver: start -> panel -> servers -> probes -> plan -> coordinator.
 
-The study arrives resolved (SweepStart, from the CLI): the engine never looks one up.
+The study arrives resolved (SweepStart, from the CLI): the engine never looks one up. What
+`prepare` builds is built once and handed on in memory: each configuration's unit runner
+(validated here, reused for the budget preview) and a resumed run's plan (read here, for the
+config-change check, then kept by the session).
 
 Everything that can be wrong with the input (config, the study's node and inputs, panel, keys,
 run dir) is checked before the first request, before any server or Ray starts. The run
@@ -13,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.config import RunConfig
-from pipeline.config.schema import EndpointConfig, ttl_seconds
+from pipeline.config.schema import AnalysisConfig, EndpointConfig, ttl_seconds
 from pipeline.endpoints.panels import (
     PanelResolution,
     check_secrets,
@@ -37,7 +40,7 @@ from pipeline.store.manifest import Manifest
 from pipeline.store.parts import clean_temporaries, clean_uncommitted
 from pipeline.store.provenance import provenance_lock
 from pipeline.store.reader import RunDirError, read_plan
-from pipeline.study import AnalysedStudy, Study, UnitSpec
+from pipeline.study import Study, StudyDefinition, UnitRunner, UnitSpec, lost_unit
 from pipeline.sweep import run_names
 from pipeline.sweep.history import session_entry
 from pipeline.sweep.orphans import stop_orphans
@@ -46,10 +49,10 @@ from pipeline.sweep.plan_bounds import check_plan_size
 from pipeline.sweep.response_cache import RUN_CACHE_DIR, shared_cache_root
 from pipeline.sweep.resume import check_resume_compatible, config_fingerprint
 from pipeline.sweep.resume_change import ConfigChange, changes_on_resume, planned_now
-from pipeline.sweep.rows import RowContext, UnitRecords, unit_records
+from pipeline.sweep.rows import UnitRecords, unit_records
 from pipeline.sweep.schedules import ScheduleClosure, closure
 from pipeline.sweep.start import SweepStart
-from pipeline.sweep.worker import WorkerSettings, trajectory_seed
+from pipeline.sweep.worker import WorkerSettings, row_context
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,17 @@ class Prepared:
     cfg: RunConfig
     overrides: tuple[str, ...]
     resolved: dict[str, Any]
-    definition: AnalysedStudy
+    definition: StudyDefinition
     study: Study
+    finish: Callable[[Path, AnalysisConfig], Path]  # SweepStart.finish
+    nothing_ran_cause: Callable[[Path], str]  # SweepStart.nothing_ran_cause
     layout: Layout
     resolution: PanelResolution
     run_dir: Path
     resuming: bool
     manifest: Manifest | None
+    runners: Mapping[str, UnitRunner]  # config_id -> its unit runner, built once in the driver
+    plan: pa.Table | None = None  # a resumed run's plan as found; a new run plans later
     changes: tuple[ConfigChange, ...] = ()  # a resume's config changes (resume_change.py)
 
     @property
@@ -73,13 +80,6 @@ class Prepared:
         """Rows not answered by a model to these requests: sim, and replay (real recorded
         bytes, but replies to other requests)."""
         return self.resolution.kind in ("sim", "replay")
-
-
-def resume_dir_of(overrides: Sequence[str]) -> Path | None:
-    for item in overrides:
-        if item.startswith("resume=") and item.split("=", 1)[1] not in ("", "null"):
-            return Path(item.split("=", 1)[1])
-    return None
 
 
 # Overrides that hold for one session only and are not recorded: a later resume must not
@@ -90,14 +90,14 @@ _SESSION_ONLY = ("resume=", "allow_config_change=")
 def prepare(start: SweepStart) -> Prepared:
     """Validate everything the entry point handed down; a UserError before any request.
 
-    `start` carries the study (resolved once by the CLI, never looked up here), the config
-    composed once and, on a resume, the run's manifest."""
+    `start` carries the study (resolved once by the CLI, never looked up here, and on a resume
+    already checked to be the run's), the config composed once and, on a resume, the run's
+    manifest."""
     resume_dir, manifest = start.resume_dir, start.manifest
     cfg, resolved, overrides = start.cfg, start.resolved, list(start.overrides)
     definition, study = start.definition, start.study
     changes: tuple[ConfigChange, ...] = ()
-    if manifest is not None and manifest.study != definition.name:
-        raise RunDirError(f"resume cannot change study: {manifest.study} -> {definition.name}")
+    plan: pa.Table | None = None
     panel = materialize(cfg)
     resolution = resolve(panel, load_panel_catalog(panel))
     if not resolution.included:
@@ -109,8 +109,9 @@ def prepare(start: SweepStart) -> Prepared:
             f"{resolution.kind} (panel {panel.name}); drop +panel to use its default"
         )
     check_secrets(resolution)
-    for inc in resolution.included:  # a runner that cannot be built fails here, not in an actor
-        study.runner(inc.endpoint)
+    # a runner that cannot be built fails here, not in an actor
+    runners = {inc.config_id: study.runner(inc.endpoint) for inc in resolution.included}
+    for inc in resolution.included:
         check_sampling(inc.endpoint, temperature=cfg.temperature)  # its declared range
     check_plan_size(  # arithmetic, before a unit is built (plan_bounds.py)
         configs=len(resolution.included),
@@ -145,17 +146,21 @@ def prepare(start: SweepStart) -> Prepared:
         run_dir = Path(cfg.out_dir) / f"{stamp}-{panel.name}-{inputs.label}{digest}"
     user_overrides = tuple(o for o in overrides if not o.startswith(_SESSION_ONLY))
     return Prepared(
-        cfg,
-        user_overrides,
-        resolved,
-        definition,
-        study,
-        layout_for(definition.row_columns, definition.tables),
-        resolution,
-        run_dir,
-        resume_dir is not None,
-        manifest,
-        changes,
+        cfg=cfg,
+        overrides=user_overrides,
+        resolved=resolved,
+        definition=definition,
+        study=study,
+        finish=start.finish,
+        nothing_ran_cause=start.nothing_ran_cause,
+        layout=layout_for(definition.row_columns, definition.tables),
+        resolution=resolution,
+        run_dir=run_dir,
+        resuming=resume_dir is not None,
+        manifest=manifest,
+        runners=runners,
+        plan=plan,
+        changes=changes,
     )
 
 
@@ -229,18 +234,13 @@ def cache_dir(p: Prepared) -> str | None:
 def lost_records_builder(
     p: Prepared, settings: dict[str, WorkerSettings]
 ) -> Callable[[UnitSpec, str], UnitRecords]:
-    """The records of an attempt whose worker died: the study's, around the shared columns."""
+    """The records of an attempt whose worker died (`lost_unit`), around the shared columns."""
 
     def build(spec: UnitSpec, detail: str) -> UnitRecords:
-        s = settings[spec.config_id]
-        ctx = RowContext(
-            endpoint=s.endpoint,
-            publication_date=s.publication_date,
-            seed=trajectory_seed(s.base_seed, spec),
-            simulated=s.simulated,
-        )
+        ctx = row_context(settings[spec.config_id], spec)
         now = datetime.now(UTC)
-        return unit_records(spec, ctx, p.study.lost_unit(spec, detail), now, now)
+        result = lost_unit(p.definition.row_columns, p.study.lost_row(spec), detail)
+        return unit_records(spec, ctx, result, now, now)
 
     return build
 

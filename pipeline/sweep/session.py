@@ -4,8 +4,10 @@ Why one object: the driver used to re-read rows/ for the owed specs, for the bud
 over, for the final counts and for the summary, and to rewrite the plan from what it read.
 Here the committed rows are read once, when the session opens; rows this session commits are
 added from the Sink (which wrote them), so every later question is answered in memory. The
-plan is written once when planned; at the session's close its statuses (`done` for every key
-whose final attempt is final) are written back in one atomic replace, with the manifest.
+plan is handed in (a resumed run's, as `prepare` read it) or written once when planned, and
+kept in memory either way, never read back; at the session's close its statuses (`done` for
+every key whose final attempt is final) are written back in one atomic replace, with the
+manifest.
 
 Only the columns those questions read are kept (`SESSION_COLUMNS`: the key, attempt, outcome,
 cost, requests, simulated), not whole rows: 10,000 full rows as Arrow at the session's close
@@ -33,8 +35,8 @@ from pipeline.store.manifest import (
     utc_now,
     write_manifest,
 )
-from pipeline.store.parts import write_plan
-from pipeline.store.reader import read_plan, read_table
+from pipeline.store.parts import store_plan, write_plan
+from pipeline.store.reader import read_table
 from pipeline.study import Record, UnitSpec
 from pipeline.sweep.plan import dispatch_order, specs_from_plan
 from pipeline.sweep.resume import resume_diff, specs_to_run
@@ -56,12 +58,21 @@ SESSION_COLUMNS = (
 class RunSession:
     """Plan, rows and manifest of one session; the only reader of rows/ in the driver."""
 
-    def __init__(self, run_dir: Path, layout: Layout, manifest: Manifest, attempt_limit: int):
+    def __init__(
+        self,
+        run_dir: Path,
+        layout: Layout,
+        manifest: Manifest,
+        attempt_limit: int,
+        *,
+        plan: pa.Table | None,
+    ):
+        """`plan` is the run's as found (None: a new run, planned later with `set_plan`)."""
         self.run_dir = run_dir
         self.layout = layout
         self.manifest = manifest
         self.attempt_limit = attempt_limit
-        self.plan: pa.Table | None = read_plan(run_dir)
+        self.plan = plan
         rows_schema = layout.schema("rows")
         self._schema = pa.schema([rows_schema.field(name) for name in SESSION_COLUMNS])
         # the one read of rows/
@@ -129,9 +140,8 @@ class RunSession:
 
     # -- plan -------------------------------------------------------------------------------
     def set_plan(self, plan: pa.Table) -> None:
-        """Write the plan (once, before any dispatch)."""
-        write_plan(self.run_dir, plan)
-        self.plan = read_plan(self.run_dir)
+        """Write the plan (once, before any dispatch) and keep it as written."""
+        self.plan = store_plan(self.run_dir, plan)
 
     def owed_specs(self) -> list[UnitSpec]:
         """Every attempt still owed, in dispatch order."""

@@ -5,7 +5,7 @@
              the report's path; SIMULATED for a simulated run)
     2        bad input, refused before anything started (a new run gets no run directory):
              one `error:` line
-    3        nothing_ran: not one trajectory was attempted (e.g. every configuration failed
+    3        nothing_ran: not one unit was attempted (e.g. every configuration failed
              its probes): one `error:` line naming the cause, then the report's path
     4        failed: an endpoint server cannot serve (EndpointServers.fatal) or could not
              start: one `error:` line with the server's message

@@ -7,7 +7,7 @@ so a budget below the run's cost used to end with every unit in flight and none 
 This rule sits one level up, in the coordinator's dispatch, and decides which units may
 start at all.
 
-Rule (docs/protocol.md, "A budget buys whole units"): a unit may start only while
+Rule (docs/engine.md, "A budget buys whole units"): a unit may start only while
 
     spent + sum over the units in flight and this one of (expected cost + dearest request)
           + dearest request <= budget.usd
@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from pipeline.config.schema import EndpointConfig, Prices
-from pipeline.study import Study, UnitSpec
+from pipeline.study import Study, UnitRunner, UnitSpec
 
 
 class UnitKind(NamedTuple):
@@ -180,11 +180,14 @@ def unit_worst_case(
     return UnitWorstCase(requests_per_unit, request_tokens, usd)
 
 
-def plan_worst_cases(study: Study, endpoints: Sequence[EndpointConfig]) -> dict[str, UnitWorstCase]:
-    """Every endpoint's unit worst case for this study (the coordinator's `first_guess`)."""
+def plan_worst_cases(
+    study: Study, endpoints: Sequence[EndpointConfig], runners: Mapping[str, UnitRunner]
+) -> dict[str, UnitWorstCase]:
+    """Every endpoint's unit worst case for this study (the coordinator's `first_guess`);
+    `runners` are the ones the sweep built for its configurations (config_id -> runner)."""
     tokens = study.probe_plan().context_tokens
     return {
-        ep.config_id: unit_worst_case(ep.prices, study.runner(ep).requests_per_unit, tokens)
+        ep.config_id: unit_worst_case(ep.prices, runners[ep.config_id].requests_per_unit, tokens)
         for ep in endpoints
     }
 
@@ -233,12 +236,14 @@ def budget_preview(
     endpoints: Sequence[EndpointConfig],
     specs: Sequence[UnitSpec],
     spent_usd: float = 0.0,
+    *,
+    runners: Mapping[str, UnitRunner],
 ) -> tuple[str | None, dict[str, float]]:
     """The pre-sweep line (None: no `budget.usd`, or no endpoint is priced) and each endpoint's
     unit worst case in USD, the coordinator's guess before any unit finished."""
     if budget_usd is None:
         return None, {}
-    worst = plan_worst_cases(study, endpoints)
+    worst = plan_worst_cases(study, endpoints, runners)
     guess = {cid: case.usd or 0.0 for cid, case in worst.items()}
     if not priced(endpoints):
         return None, guess

@@ -1,7 +1,7 @@
 """EndpointWorker: the one owner of an endpoint's session, rate limiter and retry policy.
 
 The class is plain Python so tests can drive it in-process; `pipeline.sweep.actors` wraps it
-as an async Ray actor (one per served configuration). A trajectory runs entirely inside the
+as an async Ray actor (one per served configuration). A unit runs entirely inside the
 worker, so a Ray call is coarse: one call per unit, many HTTP requests inside it. The unit
 runner is the study's (`Study.runner`, built once per worker); the worker knows no study.
 
@@ -62,11 +62,22 @@ class WorkerSettings:
     record_dir: str | None = None  # endpoint.record: where chat replies are recorded
 
 
-def trajectory_seed(base_seed: int, spec: UnitSpec) -> int:
+def unit_seed(base_seed: int, spec: UnitSpec) -> int:
     """A per-attempt sampling seed, sent to endpoints that accept one and recorded either way."""
     text = f"{base_seed}:{spec.config_id}:{spec.arm}:{spec.execution_group}:{spec.repeat}"
     text += f":{spec.attempt}"
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
+
+
+def row_context(settings: WorkerSettings, spec: UnitSpec) -> RowContext:
+    """The shared columns of one attempt's rows: the worker's, and the driver's for an attempt
+    whose worker died, so a lost attempt's row is keyed and seeded as its worker would have."""
+    return RowContext(
+        endpoint=settings.endpoint,
+        publication_date=settings.publication_date,
+        seed=unit_seed(settings.base_seed, spec),
+        simulated=settings.simulated,
+    )
 
 
 TemplateCall = Callable[[ChatRequest], Awaitable[str]]
@@ -171,13 +182,7 @@ class EndpointWorkerCore:
         return client
 
     def context(self, spec: UnitSpec) -> RowContext:
-        s = self.settings
-        return RowContext(
-            endpoint=s.endpoint,
-            publication_date=s.publication_date,
-            seed=trajectory_seed(s.base_seed, spec),
-            simulated=s.simulated,
-        )
+        return row_context(self.settings, spec)
 
     async def run(self, spec: UnitSpec, *, hold: bool = False) -> UnitRecords:
         """One attempt of one unit, as table records.

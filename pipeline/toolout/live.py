@@ -3,7 +3,7 @@
 Offline, a cache model predicts each request's cached tokens. Live (a panel with endpoints),
 the same requests go to a served model with `max_tokens=1`, and the provider's reported cached
 tokens (every dialect `pipeline.endpoints.usage` reads) stand beside the prediction. Decisions
-the seed leaves open (docs/protocol.md, "Tool output: live replay"):
+the seed leaves open (docs/toolout.md, "Live replay"):
 
 - The chat layer carries role and text only, so a request is flattened: a tool result is a
   user message headed `[tool result]`, an assistant turn's tool calls stay in its text as the

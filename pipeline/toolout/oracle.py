@@ -13,7 +13,7 @@ knowing every later request. Decisions:
   and a rewrite of the cached suffix after, so it can only win on a cache model's rounding;
   trying every later request as well (the search before issue 20) made the search cubic in the
   transcript's length, hours per long transcript, and found the same schedules on the whole
-  shipped corpus (docs/protocol.md has the measured differences on generated transcripts).
+  shipped corpus (docs/toolout.md has the measured differences on generated transcripts).
 - The compacted form is the deterministic block, the most a policy can remove while keeping
   evidence of what was there; dropping outputs outright is not an option of the oracle.
 Pure: the cost of a schedule is a function handed in by the runner (replay + accounting).

@@ -20,19 +20,15 @@ from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
 from pipeline.simulated import SimBehaviour
 from pipeline.study import (
+    NullLostRow,
     ProbePlan,
     ProgressLabels,
     StudyInputs,
-    UnitOutcome,
-    UnitResult,
-    UnitSpec,
 )
-from pipeline.study_validity import infrastructure
 from pipeline.toolout.cache_models import CacheModel, UnknownPriceError
 from pipeline.toolout.config import ToolOutConfig
 from pipeline.toolout.live import LiveBudget
 from pipeline.toolout.oracle import NAME as ORACLE
-from pipeline.toolout.records import ROW_COLUMNS
 from pipeline.toolout.runner import ToolOutRunner
 from pipeline.toolout.transcript import Corpus
 
@@ -54,7 +50,7 @@ class Skipped:
 
 
 @dataclass(frozen=True)
-class ToolOutStudy:
+class ToolOutStudy(NullLostRow):
     config: ToolOutConfig
     transcripts: Corpus
     skipped: tuple[Skipped, ...]
@@ -158,10 +154,6 @@ class ToolOutStudy:
         return LiveBudget(
             live.max_transcripts, live.max_prompt_tokens, live.max_requests, live.summary_max_tokens
         )
-
-    def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
-        outcome = UnitOutcome(False, infrastructure("worker_lost"), True, error_detail=detail)
-        return UnitResult(outcome, {c.name: None for c in ROW_COLUMNS})
 
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
         raise ConfigError("study toolout has no simulated endpoints: it runs offline")

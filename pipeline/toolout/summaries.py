@@ -5,7 +5,7 @@ replay with a `SummaryBook` that answers from the summaries it holds and notes e
 was asked about; fetch those summaries; replay again. Each output is summarised at most once,
 so the loop ends after at most one pass per output (usually two passes). An output whose
 summary the endpoint could not give stays exact (`summary_unavailable`), as Torana's compactor
-does. Decisions (docs/protocol.md, "Tool output: live replay"):
+does. Decisions (docs/toolout.md, "Live replay"):
 
 - The summary is intent-guided: the prompt gives the calling turn's text and arguments (the
   replay's intent) and asks to keep what that intent needs, every path, identifier, number and

@@ -6,7 +6,7 @@ its dialect's field, tool calls as the harness puts them), and the prompt the te
 The offline renderer (`visibility.render`, the Hugging Face contract) renders the endpoint's
 template text; the server renders the same body with its own engine (`apply_template`, llama.cpp's
 C++ Jinja). Both land in `template_probes` under their renderer's name, so a disagreement is a
-join away. Then the recital shapes go to the model itself. Decisions (docs/protocol.md,
+join away. Then the recital shapes go to the model itself. Decisions (docs/traces.md,
 "Reasoning traces: the live part"):
 
 - A secret counts as recited when the reply contains its token, case-insensitive, with the

@@ -20,20 +20,17 @@ from pipeline.config.schema import EndpointConfig
 from pipeline.config.strict import ConfigError
 from pipeline.simulated import SimBehaviour
 from pipeline.study import (
+    NullLostRow,
     OneGroup,
     ProbePlan,
     ProgressLabels,
     StudyInputs,
-    UnitOutcome,
-    UnitResult,
-    UnitSpec,
 )
-from pipeline.study_validity import infrastructure
 from pipeline.traces.compression.arms import Arm
 from pipeline.traces.compression.bands import BandCount
 from pipeline.traces.compression.items import TraceItem
 from pipeline.traces.config import TracesConfig
-from pipeline.traces.runner import VISIBILITY, TemplateLoader, TracesRunner, empty_row
+from pipeline.traces.runner import VISIBILITY, TemplateLoader, TracesRunner
 from pipeline.traces.scan import ScanResult
 
 ITEMS_FILE = "trace_items.json"
@@ -47,7 +44,7 @@ def _dump(value: object) -> bytes:
 
 
 @dataclass(frozen=True)
-class TracesStudy(OneGroup):
+class TracesStudy(OneGroup, NullLostRow):
     config: TracesConfig
     compression_arms: Mapping[str, Arm]
     items: tuple[TraceItem, ...]
@@ -142,10 +139,6 @@ class TracesStudy(OneGroup):
         return TracesRunner(
             self.config, self.compression_arms, self.items, endpoint, self.template_loader
         )
-
-    def lost_unit(self, spec: UnitSpec, detail: str) -> UnitResult:
-        outcome = UnitOutcome(False, infrastructure("worker_lost"), True, error_detail=detail)
-        return UnitResult(outcome, empty_row())
 
     def sim_models(self, endpoints: Sequence[tuple[str, str]], seed: int) -> list[SimBehaviour]:
         raise ConfigError("study traces has no simulated endpoints: run it on +panel=local")

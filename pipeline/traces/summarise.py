@@ -4,7 +4,7 @@ Greedy decoding with thinking off is checked twice (seed 002 found a harness who
 overwrote temperature 0): in the body actually sent (`ChatResponse.sent_sampling`, read by
 `greedy.inspect_body`, on every row) and in behaviour (the first `repeat_check` traces are
 summarised twice and the replies compared by hash). The extractive arm sends nothing. Decisions
-(docs/protocol.md, "Reasoning traces: the live part"):
+(docs/traces.md, "Reasoning traces: the live part"):
 
 - Thinking off: by default the request carries `chat_template_kwargs.enable_thinking=false`
   (llama.cpp, vLLM); `study.compression.thinking_off=endpoint` leaves it to the endpoint's

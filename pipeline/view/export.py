@@ -3,8 +3,9 @@
 The file holds the overview, the units table (every unit; filtered and sorted in the browser
 from the address's fragment, `#units?verdict=invalid&reason=R`) and every unit's page, each a
 `<section>` shown one at a time by the inlined script. Figures are inlined as `data:` URIs,
-CSS and script inline too: it opens from `file://` with no server and no network. A unit page
-that shows one of several views (a toolout unit's transcripts, a traces unit's shapes) shows
+CSS and script inline too: it opens from `file://` with no server and no network. A study's
+pages of the run (`pipeline.study.StudyPages.run_sections`) follow the units table, once each.
+A unit page that shows one of several views (one transcript of many, one shape of many) shows
 its default one in the export, and says so.
 
 The file is streamed: the page frame is rendered once around a marker and split there, then
@@ -33,16 +34,7 @@ from pipeline.view.guard import PathRefused
 from pipeline.view.links import ExportLinks
 from pipeline.view.runs import Run
 
-PRELOAD = (
-    "rows",
-    "requests",
-    "folds",
-    "checks",
-    "sessions",
-    "template_probes",
-    "recitals",
-    "compressions",
-)
+PRELOAD = ("rows", "requests")  # and the tables the study's unit pages read (`preloaded`)
 WARN_BYTES = 50_000_000
 CONTENT = "<!--foldsweep-export-content-->"
 
@@ -59,9 +51,15 @@ def _figure_bytes(run: Run, name: str) -> bytes | None:
     return path.read_bytes() if path.suffix == ".png" and path.is_file() else None
 
 
+def preloaded(run: Run) -> tuple[str, ...]:
+    """The tables the export holds in memory, sorted by row_id: it reads every unit's rows."""
+    study = run.pages
+    return (*PRELOAD, *(study.preload if study is not None else ()))
+
+
 def export_chunks(run: Run) -> Iterator[str]:
     """The file's text in pieces: the frame's head, each section, the frame's tail."""
-    run.preload(PRELOAD)
+    run.preload(preloaded(run))
     units = pages.units_of(run)
     row_ids = [r for r in units["row_id"].to_list() if r is not None]
     links = ExportLinks({row_id: f"u{n}" for n, row_id in enumerate(row_ids)}, _figure_bytes)
@@ -69,8 +67,8 @@ def export_chunks(run: Run) -> Iterator[str]:
     yield head
     yield _section("overview", pages.overview(run, links))
     yield "\n" + _section("units", pages.units(run, links, {}, everything=True))
-    if run.study == "carrier":
-        yield "\n" + _section("chunks", pages.fixture_chunks(run, links))
+    for section, page in pages.run_sections(run, links):
+        yield "\n" + _section(section.anchor, page)
     for row_id in row_ids:
         yield "\n" + _section(links.unit_ids[row_id], pages.unit(run, links, row_id, {}))
     yield tail

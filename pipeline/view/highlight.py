@@ -1,4 +1,5 @@
-"""Text with given values marked: planted facts in a carrier, secrets in a prompt, facts kept.
+"""Text with given values marked (planted facts, secrets in a prompt, facts kept), for the
+studies' own pages (`pipeline.study.StudyPages`).
 
 Matching is on the raw text (longest value first, so a value inside a longer one is not marked
 twice), then every piece is escaped: the marks are the only HTML in the result.

@@ -67,9 +67,9 @@ def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
 def small_sample(units: pl.DataFrame) -> tuple[list[str], int | None]:
     from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
 
-    # n counts observations, not units: a unit that pairs many transcripts (toolout: one
-    # unit replays the whole corpus, each transcript a pair against control) states how many
-    # in its row's `transcripts`; elsewhere a valid unit is one observation (issue 32 §17)
+    # n counts observations, not units: a unit that pairs many transcripts (one unit that
+    # replays a whole corpus, each transcript a pair against control) states how many in its
+    # row's `transcripts`; elsewhere a valid unit is one observation (issue 32 §17)
     each = pl.col("transcripts") if "transcripts" in units.columns else pl.lit(1)
     valid = units.filter(pl.col("verdict") == "valid").with_columns(each.fill_null(1).alias("n"))
     counts = valid.group_by("config_id", "arm").agg(pl.col("n").sum().alias("len"))

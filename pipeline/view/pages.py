@@ -1,10 +1,14 @@
 """Every page of the viewer, rendered to HTML by Jinja2 templates (server and export alike).
 
-Pages: `index` (the runs given), `overview`, `units`, `unit` (one per study, chosen by the
-run's manifest), `compare`. Each function takes the run(s), a `Links` (server URLs or the
-export's anchors) and the request's parameters, and returns a whole HTML document. The CSS and
-the little script (sorting and filtering; no build step) are inlined in every page, so the
-export is one file and the server needs no static route.
+Pages: `index` (the runs given), `overview`, `units`, `unit`, `compare`, and the pages a study
+brings (`pipeline.study.StudyPages`, from the definition the run's manifest names): its unit
+page, drawn by its own template (the generic one for a study without pages), and any page of
+the run only it has (`run_sections`). A study's templates are found beside the viewer's, so
+they can include the viewer's pieces; the viewer names no study. Each function takes the
+run(s), a `Links` (server URLs or the export's anchors) and the request's parameters, and
+returns a whole HTML document. The CSS and the little script (sorting and filtering; no build
+step) are inlined in every page, so the export is one file and the server needs no static
+route.
 """
 
 from __future__ import annotations
@@ -13,12 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import jinja2
 import polars as pl
 from markupsafe import Markup
 
+from pipeline.study import RunSection
 from pipeline.usererror import UserError
 from pipeline.view import compare as compare_mod
 from pipeline.view.links import Links
@@ -34,9 +40,14 @@ class UnitNotFound(UserError):
 
 
 @cache
-def environment() -> jinja2.Environment:
+def environment(study_templates: Path | None = None) -> jinja2.Environment:
+    """The viewer's templates, then (when given) a study's own folder: a study's template can
+    include the viewer's pieces, and never replaces one of them."""
+    loader: jinja2.BaseLoader = jinja2.PackageLoader("pipeline.view", "templates")
+    if study_templates is not None:
+        loader = jinja2.ChoiceLoader([loader, jinja2.FileSystemLoader(study_templates)])
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("pipeline.view", "templates"),
+        loader=loader,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -68,10 +79,9 @@ class Page:
     run: Run | None
 
 
-def _page(template: str, **context: Any) -> Page:
-    content = Markup(
-        environment().get_template(template).render(static=context["links"].static, **context)
-    )
+def _page(template: str, study_templates: Path | None = None, **context: Any) -> Page:
+    env = environment(study_templates)
+    content = Markup(env.get_template(template).render(static=context["links"].static, **context))
     return Page(context["title"], content, bool(context["simulated"]), context.get("run"))
 
 
@@ -184,24 +194,8 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
         else row_frame(row)
     )
     verdict = units.filter(pl.col("row_id") == row_id)
-    context: dict[str, Any] = {}
-    if run.study == "carrier":
-        from pipeline.view.carrier_unit import carrier_unit
-
-        context = carrier_unit(run, row)
-    elif run.study == "toolout":
-        from pipeline.view.toolout_unit import toolout_unit
-
-        context = toolout_unit(run, row, params.get("transcript"))
-    elif run.study == "traces":
-        from pipeline.view.traces_unit import traces_unit
-
-        context = traces_unit(run, row, params.get("shape"))
-    template = (
-        f"unit_{run.study}.html"
-        if run.study in ("carrier", "toolout", "traces")
-        else "unit_generic.html"
-    )
+    study = run.pages
+    template, context = ("unit_generic.html", {}) if study is None else study.unit(run, row, params)
     bill = (
         run.rows_for("requests", row_id).sort("session", "position").to_dicts()
         if "requests" in run.layout.tables
@@ -210,6 +204,7 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
     scalars = {k: v for k, v in row.items() if not isinstance(v, str) or len(v) <= 200}
     return _page(
         template,
+        None if study is None else study.templates,
         run=run,
         links=links,
         row=row,
@@ -223,20 +218,27 @@ def unit(run: Run, links: Links, row_id: str, params: Mapping[str, str]) -> Page
     )
 
 
-def fixture_chunks(run: Run, links: Links) -> Page:
-    """The carrier fixture's chunks, once (the export's unit pages link here)."""
-    from pipeline.view.carrier_unit import fixture_chunks as chunks
-
-    found, refused = chunks(run)
-    return _page(
-        "fixture_chunks.html",
-        run=run,
-        links=links,
-        chunks=found,
-        refused=refused,
-        simulated=run.simulated,
-        title=f"{run.name} — fixture",
-    )
+def run_sections(run: Run, links: Links) -> list[tuple[RunSection, Page]]:
+    """The pages of the run only its study has, each with the section that names its anchor
+    (the export shows each once; its unit pages may link to them)."""
+    study = run.pages
+    if study is None:
+        return []
+    return [
+        (
+            section,
+            _page(
+                section.template,
+                study.templates,
+                run=run,
+                links=links,
+                simulated=run.simulated,
+                title=f"{run.name} — {section.title}",
+                **section.context,
+            ),
+        )
+        for section in study.run_sections(run, links)
+    ]
 
 
 def compare(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Page:

@@ -5,12 +5,12 @@ layout. Tables are read with `pipeline.store.scan` (committed parts only, every 
 the plan with `read_plan`, and the final attempt of each unit with `final_rows`, so the viewer
 sees exactly what `query` and the jobs see. Nothing here writes.
 
-Run inputs that are files, not tables (the carrier's `fixture.json`, the traces study's
-`chat_templates.json` and `trace_items.json`, the report and its figures) are opened through
-`pipeline.view.guard.inside`, which refuses any path outside the run directory. A page reads
-such an input with `json_input`: a refused one (a `fixture.json` replaced by a symlink out of
-the run, say) comes back as its one-line refusal, which the page shows as "refused" in place
-of that input while the rest of the page, read from the tables, still shows.
+Run inputs that are files, not tables (a study's inputs the sweep wrote beside the tables, the
+report and its figures) are opened through `pipeline.view.guard.inside`, which refuses any path
+outside the run directory. A page reads such an input with `json_input`: a refused one (a
+fixture replaced by a symlink out of the run, say) comes back as its one-line refusal, which
+the page shows as "refused" in place of that input while the rest of the page, read from the
+tables, still shows. A study's own pages (`pages`) come from its definition.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
+from pipeline.study import StudyPages
 from pipeline.view.guard import PathRefused, inside
 
 
@@ -81,6 +82,15 @@ class Run:
         from pipeline import studies
 
         return studies.layout(studies.definition(self.study))
+
+    @cached_property
+    def pages(self) -> StudyPages | None:
+        """The study's own pages (its definition's optional `pages`); None: the viewer shows
+        its units through the generic unit page."""
+        from pipeline import studies
+
+        found: StudyPages | None = getattr(studies.definition(self.study), "pages", None)
+        return found
 
     def scan(self, table: str) -> pl.LazyFrame:
         """A lazy scan of one of the run's tables (RunDirError on an unknown or torn table)."""

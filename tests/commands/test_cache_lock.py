@@ -78,7 +78,7 @@ def test_issue32_a_shared_cache_sweep_holds_its_cache_dir(
 ) -> None:
     shared = tmp_path / "shared"
     overrides = [*SWEEP, f"out_dir={tmp_path}", "cache.scope=shared", f"cache.dir={shared}"]
-    with claim.claimed_session(overrides, resolve_start):
+    with claim.claimed_session(resolve_start(overrides)):
         assert main(["cache", "clear", "--dir", str(shared)]) == 2
     assert "in use by PID" in one_error_line(capsys)
     assert main(["cache", "clear", "--dir", str(shared)]) == 0

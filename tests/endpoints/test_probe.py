@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from jobs.nothing_ran import detail_headline
 from pipeline.chat.messages import ChatClient, ChatRequest, ChatResponse
 from pipeline.config.schema import EndpointConfig
 from pipeline.endpoints.probe import (
     ProbeVerdict,
-    detail_headline,
     probe,
     schema_reply_problem,
     servable_arms,

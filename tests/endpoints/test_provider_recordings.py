@@ -40,7 +40,7 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def estimate(expected: dict[str, Any]) -> float:
-    """The documented estimate, from the hand-written counts (docs/protocol.md, "Usage")."""
+    """The documented estimate, from hand-written counts (docs/endpoints.md, "Usage dialects")."""
     prompt = expected["prompt_tokens"] or 0
     cached = expected["cached_tokens"] or 0
     writes = expected["cache_write_tokens"] or 0
@@ -97,7 +97,7 @@ async def test_a_recorded_reply_parses_as_written_by_hand(path: Path) -> None:
         usage = answer.usage
         assert usage.prompt_tokens == expected["prompt_tokens"]
         assert usage.completion_tokens == expected["completion_tokens"]
-        # a usage object without a cache count means no cache read (docs/protocol.md)
+        # a usage object without a cache count means no cache read (docs/endpoints.md)
         cached = expected["cached_tokens"]
         assert usage.cached_tokens == (cached if cached is not None else 0)
         assert usage.cache_write_tokens == expected["cache_write_tokens"]

@@ -70,9 +70,9 @@ def settings(
 
 def analyze_and_report(run_dir: Path, analysis: AnalysisConfig | None = None) -> Path:
     """What a sweep does at its end: the carrier's analysis, then its report, once each."""
-    from pipeline.studies.carrier import DEFINITION
-
-    return DEFINITION.analyze(run_dir, analysis or settings())
+    return studies.analyze_and_report(
+        studies.definition("carrier"), run_dir, analysis or settings()
+    )
 
 
 def manifest_json(**fields: Any) -> dict[str, Any]:

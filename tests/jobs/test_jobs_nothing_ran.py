@@ -15,7 +15,6 @@ from matplotlib.figure import Figure
 from jobs import io
 from jobs.figures_common import SIMULATED_MARK
 from jobs.nothing_ran import cause_line, config_causes
-from jobs.outcome_frame import framed
 from pipeline import studies
 from tests.jobs.jobs_testdata import (
     analyze_and_report,
@@ -90,7 +89,7 @@ def test_report_of_a_run_where_nothing_ran_opens_with_why_per_configuration(
     run_dir = write_plan_only(
         tmp_path, plan({"ep-a": "probe:unreachable", "ep-b": "probe:unreachable"}), man
     )
-    report = framed(studies.definition("carrier")).report(run_dir)  # as `pipeline report RUN`
+    report = studies.report(studies.definition("carrier"), run_dir)  # as `pipeline report RUN`
     assert report == run_dir / "analysis" / "report.md"
     lines = report.read_text(encoding="utf-8").splitlines()
     assert (
@@ -192,7 +191,7 @@ def test_report_of_a_run_whose_server_failed_before_planning_says_why_and_how_to
 ) -> None:
     error = "local server a died with SIGILL: rebuild it portably: make llama-server-rebuild"
     write_manifest(tmp_path, status="failed", probes=[], extra={"error": error})
-    text = framed(studies.definition("carrier")).report(tmp_path).read_text(encoding="utf-8")
+    text = studies.report(studies.definition("carrier"), tmp_path).read_text(encoding="utf-8")
     assert text.splitlines()[0] == f"Nothing ran: {error}."
     assert "before its plan was written" in text
     assert "start a new sweep: this run has no plan to resume" in text

@@ -8,8 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from jobs import analyze, write_report
+from jobs import analyze
 from jobs.carrier import render_report
+from pipeline import studies
 from pipeline.store import RunDirError
 from tests.jobs.jobs_testdata import analyze_and_report, row, settings, write_run
 
@@ -101,11 +102,12 @@ def test_report_embeds_the_three_figures_as_png(tmp_path: Path) -> None:
         assert f"]({name})" in (out / "report.md").read_text(encoding="utf-8")
 
 
-def test_write_report_analyzes_a_never_analyzed_run_with_the_manifest_settings(
+def test_report_analyzes_a_never_analyzed_run_with_the_manifest_settings(
     tmp_path: Path,
 ) -> None:
     config = {"analysis": {"contrasts": ["q_vs_j"], "bootstrap": {"seed": 4, "resamples": 25}}}
-    report = write_report(write_run(tmp_path, jq_rows(), manifest={"config": config}))
+    run_dir = write_run(tmp_path, jq_rows(), manifest={"config": config})
+    report = studies.report(studies.definition("carrier"), run_dir)  # as `pipeline report RUN`
     assert report == tmp_path / "analysis" / "report.md"
     summary = json.loads((tmp_path / "analysis" / "summary.json").read_text())
     assert (summary["contrasts"], summary["bootstrap_seed"], summary["bootstrap_resamples"]) == (
@@ -116,11 +118,11 @@ def test_write_report_analyzes_a_never_analyzed_run_with_the_manifest_settings(
     assert "seed 4, 25 resamples" in report.read_text(encoding="utf-8")
 
 
-def test_write_report_of_an_analyzed_run_does_not_analyze_again(tmp_path: Path) -> None:
+def test_report_of_an_analyzed_run_does_not_analyze_again(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path, jq_rows())
-    analyze(run_dir, settings(["q_vs_j"], seed=9))
+    analyze_and_report(run_dir, settings(["q_vs_j"], seed=9))  # as `pipeline analyze RUN`
     before = (run_dir / "analysis" / "panel_q_vs_j.json").stat().st_mtime_ns
-    write_report(run_dir)
+    studies.report(studies.definition("carrier"), run_dir)
     assert (run_dir / "analysis" / "panel_q_vs_j.json").stat().st_mtime_ns == before
     assert "seed 9, 10 resamples" in (run_dir / "analysis" / "report.md").read_text()
 

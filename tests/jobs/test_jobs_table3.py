@@ -98,7 +98,7 @@ def test_fill_correlations_from_printed_whole_percent_fills_are_near_published(
     table3_run: Path,
 ) -> None:
     """Table 3 prints fill in whole percent (with ties), so r = +0.542 and rho = +0.589 are
-    reachable only to about 0.005 (we get +0.545 and +0.585; see docs/protocol.md, "Reproducing
+    reachable only to about 0.005 (we get +0.545 and +0.585; see docs/carrier.md, "Reproducing
     the paper's Table 3")."""
     fill = json.loads((table3_run / "analysis" / "fill.json").read_text(encoding="utf-8"))
     q_vs_j = fill["q_vs_j"]

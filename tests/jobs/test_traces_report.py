@@ -7,10 +7,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from jobs.traces.report import render_report
-from jobs.traces.run_all import OUTPUTS, analyze
+from jobs.traces.run_all import OUTPUTS
+from pipeline import studies
 from pipeline.config.schema import AnalysisConfig, BootstrapConfig
-from tests.jobs.traces_rundir import LAYOUT, write_run
+from pipeline.studies.traces import DEFINITION
+from tests.jobs.traces_rundir import write_run
 
 ANALYSIS = AnalysisConfig(bootstrap=BootstrapConfig(resamples=200))
 
@@ -18,7 +19,7 @@ ANALYSIS = AnalysisConfig(bootstrap=BootstrapConfig(resamples=200))
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run_dir = write_run(tmp_path_factory.mktemp("traces") / "run")
-    analyze(run_dir, ANALYSIS, LAYOUT)
+    studies.analyze_and_report(DEFINITION, run_dir, ANALYSIS)  # as `pipeline analyze RUN`
     return run_dir
 
 
@@ -48,15 +49,15 @@ def test_the_report_names_the_synthetic_items_and_the_decoding_sent(real_run: Pa
     assert "**Tiny models summarise poorly.**" in report  # naive kept 0%, extractive 100%
 
 
-def test_render_report_runs_the_analysis_when_outputs_are_missing(tmp_path: Path) -> None:
+def test_report_runs_the_analysis_when_outputs_are_missing(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path / "run")
-    report = render_report(run_dir, LAYOUT)
+    report = studies.report(DEFINITION, run_dir)  # as `pipeline report RUN`
     assert report.is_file() and (run_dir / "analysis" / "compression_paired.parquet").is_file()
 
 
 def test_a_simulated_run_marks_its_figures_and_report(tmp_path: Path) -> None:
     run_dir = write_run(tmp_path / "run", simulated=True)
-    report = analyze(run_dir, ANALYSIS, LAYOUT)
+    report = studies.analyze_and_report(DEFINITION, run_dir, ANALYSIS)
     assert report.read_text(encoding="utf-8").startswith("SIMULATED")
     for figure in ("frontier.png", "visibility.png"):
         assert b"SIMULATED" in (run_dir / "analysis" / figure).read_bytes()

@@ -136,7 +136,7 @@ def fake_ray(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def live_of(*row_ids: str) -> EndpointLive:
-    return EndpointLive(3, {row_id: LiveCounts(sent=2, completed=1, folds=1) for row_id in row_ids})
+    return EndpointLive(3, {row_id: LiveCounts(sent=2, completed=1, steps=1) for row_id in row_ids})
 
 
 def row(spec: UnitSpec) -> UnitRecords:

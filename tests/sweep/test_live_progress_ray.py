@@ -71,7 +71,7 @@ def test_live_counters_reach_the_driver_before_the_trajectory_returns(
     (done,) = completions
     assert done.records is not None
     row = done.records.row
-    assert any(0 < c.folds < row["folds"] for c in seen), seen  # folds seen as they happened
+    assert any(0 < c.steps < row["folds"] for c in seen), seen  # folds seen as they happened
     assert len({c.sent for c in seen}) >= 2, seen  # and requests, more than one snapshot
     assert max(c.sent for c in seen) <= row["requests"]
     assert dispatcher.live_view[config_id].attempts == {}  # a row now, not live

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.carrier.study import CarrierStudy
 from pipeline.config import BudgetConfig
 from pipeline.study import UnitOutcome, UnitSpec
 from pipeline.sweep import progress as progress_mod
@@ -19,6 +20,8 @@ from tests.store.layouts import CARRIER_LAYOUT
 from tests.sweep.rowfactory import records_for
 
 FOLDS = 5  # folds per trajectory: 6 requests with the recall
+# the display's words (trajectories, folds) are the carrier study's, not the engine's
+CARRIER_LABELS = CarrierStudy.progress_labels
 
 
 def view(**attempts: LiveCounts) -> EndpointLive:
@@ -33,7 +36,7 @@ def field(line: str, name: str) -> str:
 
 def quiet_view(planned: int) -> ProgressView:
     # enabled, not a tty under pytest; every_s keeps refresh from printing
-    return ProgressView(planned, every_s=1e9)
+    return ProgressView(planned, every_s=1e9, labels=CARRIER_LABELS)
 
 
 def test_live_counters_move_requests_and_folds_before_any_trajectory_completes() -> None:
@@ -42,8 +45,8 @@ def test_live_counters_move_requests_and_folds_before_any_trajectory_completes()
     line = progress.summary_line()
     assert field(line, "requests") == "0" and field(line, "eta") == "?"
     live = {
-        "a": view(x=LiveCounts(sent=3, completed=2, folds=2, tokens=300, cost_usd=0.02)),
-        "b": view(y=LiveCounts(sent=2, completed=1, folds=1, tokens=100)),
+        "a": view(x=LiveCounts(sent=3, completed=2, steps=2, tokens=300, cost_usd=0.02)),
+        "b": view(y=LiveCounts(sent=2, completed=1, steps=1, tokens=100)),
     }
     progress.refresh(cost_usd=0.0, requests=0, live=live)
     line = progress.summary_line()
@@ -68,7 +71,7 @@ def test_eta_waits_for_a_few_answered_requests() -> None:
 def test_a_collected_row_replaces_its_live_counts_without_double_counting() -> None:
     progress = quiet_view(planned=2)
     spec = UnitSpec("run", "a", "m", "f", "q", 0, 0, 0)
-    counts = LiveCounts(sent=6, completed=6, folds=FOLDS, tokens=600, finished=True)
+    counts = LiveCounts(sent=6, completed=6, steps=FOLDS, tokens=600, finished=True)
     live = {"a": view(**{spec.row_id: counts})}
     progress.refresh(cost_usd=0.0, requests=0, live=live)
     before = progress.summary_line()
@@ -92,8 +95,8 @@ def test_without_live_counters_the_eta_comes_from_trajectories() -> None:
 
 
 def test_the_plain_line_carries_the_live_numbers(capsys: pytest.CaptureFixture[str]) -> None:
-    progress = ProgressView(3, every_s=0.0)
-    live = {"a": view(x=LiveCounts(sent=4, completed=3, folds=3, tokens=30))}
+    progress = ProgressView(3, every_s=0.0, labels=CARRIER_LABELS)
+    live = {"a": view(x=LiveCounts(sent=4, completed=3, steps=3, tokens=30))}
     progress.refresh(cost_usd=0.0, requests=0, live=live)
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert field(line, "requests") == "4" and field(line, "folds") == f"3/{3 * FOLDS}"
@@ -111,7 +114,7 @@ def test_the_plain_line_names_at_most_ten_endpoints_in_flight() -> None:
 
 def test_the_tty_table_has_live_columns() -> None:
     progress = quiet_view(planned=3)
-    live = {"a": view(x=LiveCounts(sent=4, completed=3, folds=3))}
+    live = {"a": view(x=LiveCounts(sent=4, completed=3, steps=3))}
     progress.refresh(cost_usd=0.0, requests=0, live=live)
     table = progress._table()
     headers = [column.header for column in table.columns]
@@ -171,5 +174,5 @@ def test_the_coordinator_hands_live_counters_to_the_progress_view(tmp_path: Path
 
 def test_live_counters_are_not_fetched_for_a_disabled_view(tmp_path: Path) -> None:
     dispatcher = LiveDispatcher()
-    coordinate(tmp_path, ProgressView(2, enabled=False), dispatcher)
+    coordinate(tmp_path, ProgressView(2, enabled=False, labels=CARRIER_LABELS), dispatcher)
     assert dispatcher.live_calls == 0

@@ -29,7 +29,7 @@ def test_the_line_shows_the_requests_priced_offline_and_their_cost() -> None:
 
 
 def test_a_study_that_prices_nothing_offline_keeps_its_line() -> None:
-    progress = ProgressView(1, every_s=1e9)
+    progress = ProgressView(1, every_s=1e9, labels=ProgressLabels())
     progress.record("a", UnitOutcome(valid=True), Bill(requests=4), row={"replayed": 9})
     progress.requests = 4  # the coordinator's total (refresh)
     line = progress.summary_line()

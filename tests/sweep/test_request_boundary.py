@@ -68,7 +68,7 @@ async def test_a_rendering_is_forwarded_uncapped_and_recorded() -> None:
     request = user_request("The sky is", max_tokens=500)
     assert await renderer.apply_template(request) == "<prompt>The sky is</prompt>"
     assert inner.rendered == [request]  # a rendering generates nothing: no cap applied
-    assert (b.counts.sent, b.counts.completed, b.counts.failed, b.counts.folds) == (1, 1, 0, 0)
+    assert (b.counts.sent, b.counts.completed, b.counts.failed, b.counts.steps) == (1, 1, 0, 0)
     assert b.records[0]["kind"] == "template" and b.bill.bill().requests == 1
 
 

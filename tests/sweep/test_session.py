@@ -72,6 +72,11 @@ def rows_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return calls
 
 
+def open_session(run_dir: Path) -> RunSession:
+    """A session on `run_dir`, handed its plan as `prepare` hands a resumed run's."""
+    return RunSession(run_dir, CARRIER_LAYOUT, manifest(), ATTEMPTS, plan=read_plan(run_dir))
+
+
 def keys(specs: list[UnitSpec]) -> set[tuple[str, int, int]]:
     return {(s.arm, s.repeat, s.attempt) for s in specs}
 
@@ -79,7 +84,7 @@ def keys(specs: list[UnitSpec]) -> set[tuple[str, int, int]]:
 def test_rows_are_read_once_per_session_across_owed_specs_spent_and_finish(
     tmp_path: Path, rows_reads: list[str]
 ) -> None:
-    session = RunSession(make_run_dir(tmp_path), CARRIER_LAYOUT, manifest(), ATTEMPTS)
+    session = open_session(make_run_dir(tmp_path))
     owed = session.owed_specs()
     assert keys(owed) == {("j", 1, 1), ("j", 2, 0), ("q", 1, 0), ("q", 2, 0)}
     assert session.spent() == {"cost_usd": 3.0, "requests": 12.0, "attempts": 3}
@@ -93,7 +98,7 @@ def test_rows_the_sink_commits_are_counted_without_reading_them_back(
     tmp_path: Path, rows_reads: list[str]
 ) -> None:
     run_dir = make_run_dir(tmp_path)
-    session = RunSession(run_dir, CARRIER_LAYOUT, manifest(), ATTEMPTS)
+    session = open_session(run_dir)
     sink = Sink(run_dir, "run", CARRIER_LAYOUT, on_commit=session.add_rows)
     sink.add(records_for(spec("j", 1, attempt=1), valid=True, cost=0.5))
     sink.add(records_for(spec("q", 1), valid=True, cost=0.5))
@@ -108,9 +113,21 @@ def test_rows_the_sink_commits_are_counted_without_reading_them_back(
     assert rows_reads == ["rows", "requests"]  # each once, at open
 
 
+def test_a_planned_session_keeps_its_plan_as_stored_without_reading_it_back(
+    tmp_path: Path,
+) -> None:
+    session = RunSession(tmp_path, CARRIER_LAYOUT, manifest(), ATTEMPTS, plan=None)
+    session.set_plan(plan_table(list(reversed(SPECS)), {}))
+    stored = read_plan(tmp_path)
+    assert stored is not None and session.plan is not None
+    assert session.plan.equals(stored)  # cast and sorted by key, as plan.parquet holds it
+    (tmp_path / "plan.parquet").unlink()  # the session answers from memory
+    assert len(session.owed_specs()) == len(SPECS)
+
+
 def test_finish_writes_done_plan_statuses_and_the_manifest_counts(tmp_path: Path) -> None:
     run_dir = make_run_dir(tmp_path)
-    session = RunSession(run_dir, CARRIER_LAYOUT, manifest(), ATTEMPTS)
+    session = open_session(run_dir)
     session.finish("stopped", {"aborted": True})
     plan = read_plan(run_dir)
     assert plan is not None

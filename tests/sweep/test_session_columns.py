@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.sweep.session import SESSION_COLUMNS, RunSession
-from tests.store.layouts import CARRIER_LAYOUT
+from pipeline.sweep.session import SESSION_COLUMNS
 from tests.sweep.rowfactory import row_for
-from tests.sweep.test_session import ATTEMPTS, make_run_dir, manifest, spec
+from tests.sweep.test_session import make_run_dir, open_session, spec
 
 
 def test_a_session_keeps_only_its_columns_and_still_answers(tmp_path: Path) -> None:
-    session = RunSession(make_run_dir(tmp_path), CARRIER_LAYOUT, manifest(), ATTEMPTS)
+    session = open_session(make_run_dir(tmp_path))
     new = row_for(spec("q", 1), valid=True, cost=2.0)
     new["answer_text"] = "x" * 10_000
     session.add_rows([new])

@@ -11,7 +11,7 @@ from pipeline.chat.errors import TransportFault
 from pipeline.chat.messages import ChatRequest, ChatResponse, Usage
 from pipeline.config import EndpointConfig, RetryConfig, TimeoutConfig, load
 from pipeline.study import UnitSpec
-from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings, trajectory_seed
+from pipeline.sweep.worker import EndpointWorkerCore, WorkerSettings, unit_seed
 
 
 class Recording:
@@ -47,8 +47,8 @@ async def test_worker_runs_one_attempt_into_table_records() -> None:
     spec = UnitSpec("run", "c", "m", "f", "m", 0, 1, 0, attempt=2)
     records = await core.run(spec)
     assert records.row["row_id"] == "c/m/g0/r1/a2"
-    assert records.row["seed"] == trajectory_seed(166, spec)
-    assert {r.seed for r in client.requests} == {trajectory_seed(166, spec)}
+    assert records.row["seed"] == unit_seed(166, spec)
+    assert {r.seed for r in client.requests} == {unit_seed(166, spec)}
     assert records.row["publication_date"] == "2026-01-01"
     assert len(records.tables["folds"]) == 3 and len(records.tables["checks"]) == 14
     assert {r["row_id"] for t in records.tables.values() for r in t} == {spec.row_id}
@@ -109,18 +109,18 @@ async def test_counting_client_counts_requests_and_folds_as_they_happen() -> Non
     task = asyncio.create_task(core.run(spec))
     await arrived(client, 1)
     live = core.live()
-    assert live.folds_per_trajectory == 3
+    assert live.steps_per_unit == 3
     counts = live.attempts[spec.row_id]
-    assert (counts.sent, counts.completed, counts.folds, counts.open) == (1, 0, 0, 1)
+    assert (counts.sent, counts.completed, counts.steps, counts.open) == (1, 0, 0, 1)
     assert not counts.finished
     await client.answer_next()  # fold 0 answered, fold 1 sent
     counts = core.live().attempts[spec.row_id]
-    assert (counts.sent, counts.completed, counts.folds) == (2, 1, 1)
+    assert (counts.sent, counts.completed, counts.steps) == (2, 1, 1)
     assert counts.tokens == 15 and counts.cost_usd == pytest.approx(0.01)
     await client.answer_next()
     await client.answer_next()  # the three folds answered; the recall request is out
     counts = core.live().attempts[spec.row_id]
-    assert (counts.sent, counts.completed, counts.folds) == (4, 3, 3)
+    assert (counts.sent, counts.completed, counts.steps) == (4, 3, 3)
     assert client.arrived[-1].purpose == "recall"
     assert live.attempts[spec.row_id].sent == 1  # a snapshot is a copy, not a view
     await client.answer_next()

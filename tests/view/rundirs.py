@@ -77,7 +77,8 @@ def traces_run(run_dir: Path, *, simulated: bool = True) -> Path:
     assert plan is not None
     counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
     write_manifest(run_dir, manifest.finish("completed", counts))
-    DEFINITION.analyze(run_dir, AnalysisConfig(bootstrap=BootstrapConfig(resamples=50)))
+    analysis = AnalysisConfig(bootstrap=BootstrapConfig(resamples=50))
+    studies.analyze_and_report(DEFINITION, run_dir, analysis)
     return run_dir
 
 
@@ -128,6 +129,27 @@ FIXTURE = {
         {"label": "noise id", "value": "TN-1", "graded": False, "chunk": 2},
     ],
 }
+
+
+def finish_run(run_dir: Path, run_id: str, study: str) -> None:
+    """The plan (every unit done) and the completed manifest of a run whose rows are written."""
+    from pipeline import studies
+    from pipeline.store.reader import read_plan
+
+    _plan_from_rows(run_dir, study)
+    plan = read_plan(run_dir)
+    assert plan is not None
+    manifest = Manifest(
+        run_id=run_id,
+        config={"repeats": 1},
+        config_fingerprint="0" * 64,
+        started_at="2026-12-02T00:00:00Z",
+        study=study,
+        status="completed",
+    )
+    layout = studies.layout(studies.definition(study))
+    counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
+    write_manifest(run_dir, manifest.finish("completed", counts))
 
 
 def full(layout: Any, table: str, records: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -218,21 +240,7 @@ def carrier_run(run_dir: Path) -> Path:
         layout=layout,
     )
     (run_dir / "fixture.json").write_text(json.dumps(FIXTURE), encoding="utf-8")
-    _plan_from_rows(run_dir, "carrier")
-    from pipeline.store.reader import read_plan
-
-    plan = read_plan(run_dir)
-    assert plan is not None
-    manifest = Manifest(
-        run_id="run-c",
-        config={"repeats": 1},
-        config_fingerprint="0" * 64,
-        started_at="2026-12-02T00:00:00Z",
-        study="carrier",
-        status="completed",
-    )
-    counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
-    write_manifest(run_dir, manifest.finish("completed", counts))
+    finish_run(run_dir, "run-c", "carrier")
     return run_dir
 
 
@@ -337,19 +345,5 @@ def toolout_run(run_dir: Path) -> Path:
             "sessions": full(layout, "sessions", sessions),
         }
         write_batch(run_dir, part_name=f"p{n}", rows=[row], children=children, layout=layout)
-    _plan_from_rows(run_dir, "toolout")
-    from pipeline.store.reader import read_plan
-
-    plan = read_plan(run_dir)
-    assert plan is not None
-    manifest = Manifest(
-        run_id="run-t",
-        config={"repeats": 1},
-        config_fingerprint="0" * 64,
-        started_at="2026-12-02T00:00:00Z",
-        study="toolout",
-        status="completed",
-    )
-    counts = outcome_counts(plan, read_table(run_dir, "rows", layout))
-    write_manifest(run_dir, manifest.finish("completed", counts))
+    finish_run(run_dir, "run-t", "toolout")
     return run_dir

@@ -298,7 +298,7 @@ def test_issue32_the_export_streams_its_python_memory_stays_below_the_file(
     """Built as one string, the export held the whole text two to three times over (the
     sections, their join, the rendered page); streamed, it holds one unit's page at a time."""
     (run,) = open_runs([many_unit_carrier_run(tmp_path / "run", units=150, answer_kb=20)])
-    run.preload(export_mod.PRELOAD)  # the tables themselves are not what is measured
+    run.preload(export_mod.preloaded(run))  # the tables themselves are not what is measured
     tracemalloc.start()
     try:
         size = write_export(run, tmp_path / "run.html")

@@ -6,7 +6,7 @@ Two event shapes occur in the shipped files, and both are read:
 - legacy (resolver output): no `id`, `source`, `cause` or timestamps; an action's arguments
   sit beside `action`, and an observation follows the action it answers.
 
-Mapping (decisions, also in docs/protocol.md):
+Mapping (decisions, also in docs/toolout.md):
 - `system` action -> system message; `message` action -> a user or assistant message by its
   `source` (a legacy message without a source is the user's when no assistant turn came yet).
 - A tool action (`ACTION_TOOLS`; an unlisted one with `tool_call_metadata` keeps its

@@ -1,6 +1,6 @@
 """SWE-agent `.traj` files: one JSON object, one transcript.
 
-Mapping (decisions the format leaves to us, also in docs/protocol.md):
+Mapping (decisions the format leaves to us, also in docs/toolout.md):
 - Prefix: the `history` messages before its first assistant turn (system prompt, any
   demonstration `is_demo` user messages, the issue), in order: that is what the first request
   sent.

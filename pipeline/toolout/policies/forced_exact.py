@@ -14,7 +14,7 @@ tool_policy.go, plugins keyword_compactor and compactor, main.go), in their orde
    `traceback (most recent call last):`, `stack trace:`, `command failed`, `error[`, and the
    JSON markers `"is_error": true` and `"status": "error"` with any whitespace around the
    colon. Torana matches only the compact `"is_error":true`; JSON written with spaces is the
-   same marker here (a deliberate divergence, docs/protocol.md);
+   same marker here (a deliberate divergence, docs/toolout.md);
 4. non-zero exits -> `forced_exact:nonzero_exit`: `"exit_code": N` or `process exited with
    code N` anywhere (N a positive integer, as Torana's pattern), or a whole line `exit code N` /
    `exit status N` with N != 0;

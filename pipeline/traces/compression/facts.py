@@ -1,7 +1,7 @@
 """The concrete facts of a reasoning trace: file paths, line references, identifiers, numbers.
 
 The seed measured "verbatim survival of file paths, identifiers, and numbers"; it did not
-publish its patterns, so these are ours (docs/protocol.md, "Reasoning traces: compression").
+publish its patterns, so these are ours (docs/traces.md, "Reasoning traces: compression").
 Each kind is extracted independently, so one string may yield facts of two kinds
 (`gateway.mjs:1005` is a line reference and contains the path `gateway.mjs`).
 

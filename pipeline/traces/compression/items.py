@@ -5,7 +5,7 @@ the caller names it; the glue reads the files. `load_real(parsed, path)` picks t
 the path (`*.traj` SWE-agent, a folder `openhands` OpenHands, a folder `reasoning-fixtures`
 recorded provider replies).
 
-What counts as a trace (docs/protocol.md, "Reasoning traces: compression"):
+What counts as a trace (docs/traces.md, "Reasoning traces: compression"):
 - SWE-agent `.traj`: each `trajectory[i].thought`; a file without a trajectory (the
   function-calling demonstration) gives its assistant `history[i].thought` instead. Both
   exist in most files and hold the same text, so only one is read.

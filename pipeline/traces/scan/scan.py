@@ -3,7 +3,7 @@
 The seed scanned 1,380 sessions (227,499 tool-call traces, 450 million characters): median
 775 characters, p99 17,282, the largest over 255,000. `scan(items)` gives the same reading of
 any traces (`TraceItem`s, as the corpus readers of `compression.items` make them) plus the
-quality shares of `quality`. Pure. Decisions (docs/protocol.md, "Reasoning traces: the scan"):
+quality shares of `quality`. Pure. Decisions (docs/traces.md, "Reasoning traces: the scan"):
 
 - Lengths are characters (as the seed's); `bytes` are UTF-8 bytes (reasoning per session).
 - Percentiles are nearest-rank (the smallest length with at least p% of traces at or below

@@ -2,7 +2,7 @@
 
 Read from the template's Jinja syntax tree, not by substring, so `message.thinking` (a field,
 gpt-oss) and a bare `thinking` (a kwarg, DeepSeek-V3.1, Kimi-K3) are told apart. Decisions
-(docs/protocol.md, "Reasoning traces: thinking switches"):
+(docs/traces.md, "Reasoning traces: thinking switches"):
 
 - A *switch* is a name the template reads from its context (Jinja's undeclared variables, so a
   `{% set %}` local is not one) that is a known thinking switch (`KNOWN_SWITCHES`), or a name

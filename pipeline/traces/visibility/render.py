@@ -17,7 +17,7 @@ Decisions where the contract is silent or impure:
   (`Rendered.error_type`, `Rendered.error_message`), not an exception: the errors caught are
   exactly those a template's own code can raise (`TEMPLATE_ERRORS`); anything else is a bug.
 
-Bounds (issue 21; docs/protocol.md "Reasoning traces: bounded renders"). A user's template is
+Bounds (issue 21; docs/traces.md "Reasoning traces: bounded renders"). A user's template is
 code, so a render is bounded here in-process, and in time and memory by the child process of
 `visibility.sandbox`:
 - recursion: a `RecursionError` (a macro that calls itself) is the outcome `RecursionError`,

@@ -3,7 +3,7 @@
 A pure-Python Jinja render cannot be interrupted from the same process (a thread cannot be
 killed, and SIGALRM works only on the main thread, which a Ray worker's actor is not), so every
 render of a template a user or a run directory supplies goes to one long-lived child process
-(`python -m pipeline.traces.visibility.render_child`). Decisions (docs/protocol.md, "Reasoning
+(`python -m pipeline.traces.visibility.render_child`). Decisions (docs/traces.md, "Reasoning
 traces: bounded renders"):
 
 - The child renders with `render.render` (recursion and output-size bounds in-process) under

@@ -3,7 +3,7 @@
 Probing every switch with true/false made gpt-oss's string `reasoning_effort` (concatenated
 into the system message) and Kimi-K3's list-valued `image_prompts` (iterated) "unrenderable",
 and a name the template defaults itself (Seed-OSS `thinking_budget`, Kimi-K3
-`thinking_effort`) was not a switch at all. Decisions (docs/protocol.md, "Reasoning traces:
+`thinking_effort`) was not a switch at all. Decisions (docs/traces.md, "Reasoning traces:
 thinking switches"), all read from the Jinja syntax tree, nothing evaluated:
 
 - *Self-defaulted*: `{% if x is not defined %}{% set x = ... %}` (or `not x is defined`,

@@ -1,4 +1,5 @@
-"""A carrier unit (seed 001): the fold chain, the final carrier, the graded answer, the verdict.
+"""The carrier study's pages (seed 001): a unit's fold chain, final carrier, graded answer and
+verdict, and the fixture's chunks once per run (`run_sections`, the export's `#chunks`).
 
 From the run's tables: the unit's rows row, its `folds` (one per fold request, with the carried
 text) and its `checks`; from the run's `fixture.json` (an input the sweep wrote): each chunk's
@@ -12,11 +13,14 @@ nothing marked; the page says it was refused and shows everything the tables hol
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
 
+from pipeline.study import RunSection, UnitPage
+from pipeline.study_pages import BuiltInPages
 from pipeline.view.highlight import mark
 from pipeline.view.runs import Run
 
@@ -61,7 +65,7 @@ def fixture_chunks(run: Run) -> tuple[list[tuple[int, Markup]], str | None]:
     return [(index, mark(_chunk_text(chunk), marks)) for index, chunk in chunks], refused
 
 
-def carrier_unit(run: Run, row: dict[str, Any]) -> dict[str, Any]:
+def carrier_unit(run: Run, row: Mapping[str, Any]) -> dict[str, Any]:
     row_id = row["row_id"]
     fixture, refused = run.json_input("fixture.json")
     marks = planted_marks(fixture)
@@ -117,3 +121,20 @@ def carrier_unit(run: Run, row: dict[str, Any]) -> dict[str, Any]:
         "planted": len(marks),
         "escape": escape,
     }
+
+
+class CarrierPages(BuiltInPages):
+    """The unit page and, once per run, the fixture's chunks (`pipeline.study.StudyPages`)."""
+
+    preload: tuple[str, ...] = ("folds", "checks")
+
+    def unit(self, run: Run, row: Mapping[str, Any], params: Mapping[str, str]) -> UnitPage:
+        return UnitPage("unit_carrier.html", carrier_unit(run, row))
+
+    def run_sections(self, run: Run, links: Any) -> Sequence[RunSection]:
+        found, refused = fixture_chunks(run)
+        context = {"chunks": found, "refused": refused}
+        return (RunSection("chunks", "fixture", "fixture_chunks.html", context),)
+
+
+PAGES = CarrierPages()

@@ -1,4 +1,5 @@
-"""A tool-output unit (seed 000): one transcript replayed request by request under a policy.
+"""The tool-output study's unit page (seed 000): one transcript replayed request by request
+under a policy.
 
 A unit is (priced configuration, policy) over the whole corpus, so the page lists the unit's
 transcripts (`sessions`) and shows one of them (`?transcript=`, default the first):
@@ -15,10 +16,13 @@ transcripts (`sessions`) and shows one of them (`?transcript=`, default the firs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
+from pipeline.study import UnitPage
+from pipeline.study_pages import BuiltInPages
 from pipeline.view.runs import Run
 
 CAUSES = ("cold_start", "rewrite", "ttl_expiry", "below_minimum", "granularity")
@@ -66,7 +70,7 @@ def _default_transcript(run: Run, row_id: str, sessions: pl.DataFrame) -> str | 
     return str(ranked.item(0, "transcript_id"))
 
 
-def toolout_unit(run: Run, row: dict[str, Any], transcript: str | None) -> dict[str, Any]:
+def toolout_unit(run: Run, row: Mapping[str, Any], transcript: str | None) -> dict[str, Any]:
     row_id = row["row_id"]
     sessions = run.rows_for("sessions", row_id).sort("transcript_id")
     ids = sessions["transcript_id"].to_list()
@@ -119,3 +123,15 @@ def toolout_unit(run: Run, row: dict[str, Any], transcript: str | None) -> dict[
         "live": bool(row.get("live")),
         "causes": CAUSES,
     }
+
+
+class ToolOutPages(BuiltInPages):
+    """The unit page (`pipeline.study.StudyPages`), one transcript at a time."""
+
+    preload: tuple[str, ...] = ("sessions",)  # turns and decisions: one transcript, scanned
+
+    def unit(self, run: Run, row: Mapping[str, Any], params: Mapping[str, str]) -> UnitPage:
+        return UnitPage("unit_toolout.html", toolout_unit(run, row, params.get("transcript")))
+
+
+PAGES = ToolOutPages()

@@ -1,4 +1,5 @@
-"""A reasoning-trace unit (seed 002): visibility (three layers per shape) or compression.
+"""The reasoning-trace study's unit page (seed 002): visibility (three layers per shape) or
+compression.
 
 Visibility units: the run's `template_probes` say, per shape, renderer and planted secret,
 whether the secret is in the stored conversation, the wire body and the rendered prompt. The
@@ -19,11 +20,14 @@ trace, and kept or invented in the summary.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 from markupsafe import Markup
 
+from pipeline.study import UnitPage
+from pipeline.study_pages import BuiltInPages
 from pipeline.view.highlight import line_diff, mark
 from pipeline.view.runs import Run
 
@@ -45,7 +49,7 @@ def _verdicts(probes: list[dict[str, Any]], renderer: str) -> list[str]:
     ]
 
 
-def visibility(run: Run, row: dict[str, Any], wanted: str | None) -> dict[str, Any]:
+def visibility(run: Run, row: Mapping[str, Any], wanted: str | None) -> dict[str, Any]:
     from pipeline.traces.visibility.render import render
     from pipeline.traces.visibility.visibility import shape_body
 
@@ -116,7 +120,7 @@ def visibility(run: Run, row: dict[str, Any], wanted: str | None) -> dict[str, A
     }
 
 
-def compression(run: Run, row: dict[str, Any]) -> dict[str, Any]:
+def compression(run: Run, row: Mapping[str, Any]) -> dict[str, Any]:
     from pipeline.traces.compression.facts import extract
     from pipeline.traces.compression.matching import split
 
@@ -148,7 +152,19 @@ def compression(run: Run, row: dict[str, Any]) -> dict[str, Any]:
     return {"compressions": out, "items_missing": not items and not refused, "refused": refused}
 
 
-def traces_unit(run: Run, row: dict[str, Any], shape: str | None) -> dict[str, Any]:
+def traces_unit(run: Run, row: Mapping[str, Any], shape: str | None) -> dict[str, Any]:
     if row.get("part") == "visibility" or row.get("arm") == "visibility":
         return {"part": "visibility", **visibility(run, row, shape)}
     return {"part": "compression", **compression(run, row)}
+
+
+class TracesPages(BuiltInPages):
+    """The unit page (`pipeline.study.StudyPages`), one shape at a time."""
+
+    preload: tuple[str, ...] = ("template_probes", "recitals", "compressions")
+
+    def unit(self, run: Run, row: Mapping[str, Any], params: Mapping[str, str]) -> UnitPage:
+        return UnitPage("unit_traces.html", traces_unit(run, row, params.get("shape")))
+
+
+PAGES = TracesPages()

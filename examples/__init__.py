@@ -1,0 +1,1 @@
+"""Studies that ship as runnable examples of the study seam (docs/new-study.md)."""
