@@ -66,9 +66,11 @@ def test_analyze_refuses_contrasts_for_a_study_without_them(
 
 def _relabelled_carrier_run(tmp_path: Path, *, config_too: bool) -> Path:
     run_dir = write_run(tmp_path / "run", [row("A", "j", 0, 3)])
-    manifest = json.loads(_run_manifest(run_dir, "carrier", ["+panel=sim"]).joinpath(
-        "manifest.json"
-    ).read_text(encoding="utf-8"))
+    manifest = json.loads(
+        _run_manifest(run_dir, "carrier", ["+panel=sim"])
+        .joinpath("manifest.json")
+        .read_text(encoding="utf-8")
+    )
     manifest["study"] = "toolout"
     if config_too:
         manifest["config"]["study"]["name"] = "toolout"
