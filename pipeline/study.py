@@ -341,6 +341,29 @@ class NullLostRow:
         return {}
 
 
+class StudyDefaults(OneGroup, NullLostRow):
+    """The `Study` members most studies leave as they are, so a new study writes only what is
+    its own (docs/new-study.md): one execution group, a lost attempt's row all null, any panel,
+    units whose order may matter (the safe guess: the sweep then checks its schedule) and the
+    progress line's plain words."""
+
+    panel_kinds: frozenset[str] | None = None
+    order_matters: bool = True
+
+    @property
+    def progress_labels(self) -> ProgressLabels:
+        return ProgressLabels()
+
+
+class DefinitionDefaults:
+    """The `StudyDefinition` members most studies leave as they are: the embedded local panel
+    by default, no paired arm contrasts, and no pages of its own (the generic unit page)."""
+
+    default_panel: str | None = None
+    uses_contrasts: bool = False
+    pages: StudyPages | None = None
+
+
 def lost_unit(row_columns: Sequence[Column], known: Mapping[str, Any], detail: str) -> UnitResult:
     """The record of an attempt whose worker died mid-flight, for every study alike: invalid
     and retryable (`infrastructure:worker_lost`, the unit runs again as a new attempt), its row

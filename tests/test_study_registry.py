@@ -27,7 +27,7 @@ PLUG_IN = dataclasses.replace(EchoDefinition(), name="echo_plug_in")
 def test_registering_another_study_under_a_taken_name_is_refused() -> None:
     studies.register(PLUG_IN)
     studies.register(PLUG_IN)  # the same definition again: a no-op
-    other = dataclasses.replace(PLUG_IN, default_panel="sim")
+    other = dataclasses.replace(PLUG_IN, tables=())
     with pytest.raises(
         studies.StudyRegistrationError, match="'echo_plug_in' is already registered"
     ):

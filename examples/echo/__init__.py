@@ -16,20 +16,21 @@ from typing import Any
 
 from examples.echo.study import ECHOES, ROW_COLUMNS, EchoStudy
 from pipeline.config.strict import ConfigError
-from pipeline.study import Column, StudyPages, TableSpec
+from pipeline.study import Column, DefinitionDefaults, StudyPages, TableSpec
 
 KEYS = ("arms", "name")
 
 
 @dataclass(frozen=True)
-class EchoDefinition:
-    """The echo study as registered: its tables, its analysis and its pages, without config."""
+class EchoDefinition(DefinitionDefaults):
+    """The echo study as registered: its tables, its analysis and its pages, without config.
+
+    `DefinitionDefaults`: the embedded local panel by default (`+panel=sim` for a dry run) and
+    no paired arm contrasts."""
 
     name: str = "echo"
     row_columns: tuple[Column, ...] = ROW_COLUMNS
     tables: tuple[TableSpec, ...] = (ECHOES,)
-    default_panel: str | None = None  # the embedded local panel; `+panel=sim` for a dry run
-    uses_contrasts: bool = False
 
     def configure(self, node: Mapping[str, Any]) -> EchoStudy:
         unknown = sorted(set(node) - set(KEYS))
@@ -51,7 +52,7 @@ class EchoDefinition:
         return render(run_dir)
 
     @property
-    def pages(self) -> StudyPages:
+    def pages(self) -> StudyPages:  # type: ignore[override]
         from examples.echo.pages import PAGES
 
         return PAGES

@@ -16,10 +16,9 @@ from pipeline.config.schema import EndpointConfig
 from pipeline.simulated import SimBehaviour, SimReply
 from pipeline.study import (
     Column,
-    NullLostRow,
-    OneGroup,
     ProbePlan,
     ProgressLabels,
+    StudyDefaults,
     StudyInputs,
     TableSpec,
     UnitContext,
@@ -76,11 +75,12 @@ class EchoRunner:
 
 
 @dataclass(frozen=True)
-class EchoStudy(OneGroup, NullLostRow):
-    """The configured echo study: a frozen value, pickled to the Ray actors."""
+class EchoStudy(StudyDefaults):
+    """The configured echo study: a frozen value, pickled to the Ray actors.
+
+    `StudyDefaults`: one execution group, a lost attempt's row all null, any panel."""
 
     arm_names: tuple[str, ...]
-    panel_kinds = None  # any panel
     order_matters = False  # a unit's echo does not depend on the units before it
 
     @property
