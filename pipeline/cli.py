@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, str] = {
     "grade": "grade one recall answer against a fixture",
     "analyze": "run every analysis job on a run directory",
     "report": "write RUN_DIR/analysis/report.md with figures",
+    "decide": "join runs of any studies into one page: what to do, and why",
     "query": "run Polars SQL over a run's tables",
     "serve": "serve a simulated, local or replay endpoint until stopped",
     "cache": "the response cache: path, list, prune or clear (a run's or the shared one)",

@@ -379,7 +379,11 @@ class StudyDefinition(Protocol):
 
     A definition may also have `pages`, a `StudyPages` (or None): its own views in the viewer.
     It is optional, so it is no member here; the viewer reads it with `getattr` and shows a
-    definition without one through the generic unit page."""
+    definition without one through the generic unit page.
+
+    It may also have `decide(run_dir, layout, options) -> StudyDecision` (pipeline.decision):
+    what its run says a user should do, from its analysis outputs alone. Also optional, read
+    with `getattr` by `python -m pipeline decide`, which refuses a run of a study without it."""
 
     @property
     def name(self) -> str:

@@ -78,6 +78,8 @@ def test_chat_leaf_contract_lists_every_other_top_level_module() -> None:
         ("pipeline/sweep/run.py", "import pipeline.study_pages", "no registry, no CLI"),
         # the config raises RunDirError from its leaf, never from the store
         ("pipeline/config/load.py", "import pipeline.store.reader", "it runs nothing"),
+        # issue 34: the decision joiner names no study; a definition brings its `decide`
+        ("jobs/decision/join.py", "import jobs.carrier.contest", "brings its decide"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

@@ -109,6 +109,7 @@ EXAMPLES: dict[str, Run | Skip] = {
     'order by arm"': Run(run_dir="carrier"),
     "python -m pipeline analyze RUN_DIR": Run(run_dir="carrier"),
     "python -m pipeline report RUN_DIR": Run(run_dir="carrier"),
+    "python -m pipeline decide RUN_DIR [RUN_DIR ...]": Run(run_dir="carrier"),
     "python -m pipeline view RUN_DIR [RUN_DIR ...] [--port N]": Skip(SERVER),
     "python -m pipeline view --export run.html RUN_DIR": Run(
         tokens={"run.html": "TMP/run.html"}, run_dir="carrier"

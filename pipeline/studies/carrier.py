@@ -11,6 +11,7 @@ from typing import Any
 from pipeline.carrier.records import ROW_COLUMNS, TABLES
 from pipeline.carrier.study import CarrierStudy
 from pipeline.config.schema import AnalysisConfig
+from pipeline.decision import DecisionOptions, StudyDecision
 from pipeline.store.layout import Layout
 from pipeline.study import Column, StudyPages, TableSpec
 
@@ -42,6 +43,12 @@ class CarrierDefinition:
         from jobs.carrier.report import render_report
 
         return render_report(run_dir)
+
+    def decide(self, run_dir: Path, layout: Layout, options: DecisionOptions) -> StudyDecision:
+        """What the run says a summariser should write (`python -m pipeline decide`)."""
+        from jobs.carrier.decision import decide
+
+        return decide(run_dir, layout, options)
 
 
 DEFINITION = CarrierDefinition()

@@ -21,6 +21,7 @@ import yaml
 from pipeline.config.load import conf_dir
 from pipeline.config.schema import AnalysisConfig, EndpointConfig
 from pipeline.config.strict import ConfigError
+from pipeline.decision import DecisionOptions, StudyDecision
 from pipeline.store.layout import Layout
 from pipeline.study import Column, StudyPages, TableSpec
 from pipeline.traces.compression.arms import Arm, load_arms
@@ -221,6 +222,12 @@ class TracesDefinition:
         from jobs.traces.report import render_report
 
         return render_report(run_dir, layout)
+
+    def decide(self, run_dir: Path, layout: Layout, options: DecisionOptions) -> StudyDecision:
+        """What the run says a user should do (`python -m pipeline decide`), from its outputs."""
+        from jobs.traces.decision import decide
+
+        return decide(run_dir, layout, options)
 
 
 DEFINITION = TracesDefinition()

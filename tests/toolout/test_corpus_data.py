@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from pipeline.toolout.importers import CORPORA
+from pipeline.toolout.config import KNOWN_CORPORA
+from pipeline.toolout.importers import detect
 from tests.toolout import DATA_ROOT
 
 SOURCES = DATA_ROOT / "SOURCES.json"
@@ -36,9 +37,14 @@ def test_every_shipped_data_file_has_a_provenance_entry() -> None:
 def test_every_corpus_folder_carries_its_licence_and_the_readme_names_it() -> None:
     readme = (DATA_ROOT / "README.md").read_text(encoding="utf-8")
     folders = sorted(p.name for p in DATA_ROOT.iterdir() if p.is_dir())
-    assert folders == sorted(c for c in CORPORA if c != "jsonl")
+    assert folders == sorted(KNOWN_CORPORA)
     for folder in folders:
         assert list((DATA_ROOT / folder).glob("LICENSE*")), folder
         assert f"`{folder}/`" in readme
     for entry in _entries():
         assert str(entry["license"]).startswith("MIT"), entry["path"]
+
+
+def test_every_shipped_transcript_has_an_importer_by_its_path() -> None:
+    for entry in _entries():
+        assert detect(str(entry["path"])) is not None, entry["path"]

@@ -77,6 +77,25 @@ def test_the_object_form_keeps_info_in_meta() -> None:
     assert transcript.meta["exit_status"] == "Submitted"
 
 
+def test_the_v2_exit_message_is_dropped_since_no_model_is_sent_it() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    data = json.dumps(
+        {
+            "info": {"exit_status": "Submitted", "submission": "diff"},
+            "messages": [
+                {"role": "system", "content": "s"},
+                {"role": "assistant", "content": "look", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": "<returncode>0</returncode>"},
+                {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}},
+            ],
+            "trajectory_format": "mini-swe-agent-1.1",
+        }
+    ).encode()
+    [transcript] = mini_swe_agent.parse(data, "m.traj.json")
+    assert [m.role for m in transcript.messages] == ["system", "assistant", "tool"]
+    assert transcript.meta["exit_status"] == "Submitted"
+
+
 @pytest.mark.parametrize(
     ("data", "record", "problem"),
     [

@@ -16,6 +16,8 @@ harness replies with a user message holding the command output. The explicit map
   the user message after it (the format-error reply) stays a user message;
 - an assistant message that already carries OpenAI `tool_calls` (the toolcall models of v2) is
   read as Chat Completions, with `role: "tool"` results.
+- a `role: "exit"` message (v2's last one, holding the exit status and submission that `info`
+  repeats) is dropped: the agent stops on it and never sends it to a model.
 Per-message `extra.timestamp` and `extra.response.usage` are read where present.
 """
 
@@ -46,6 +48,7 @@ from pipeline.toolout.transcript import Message, Role, ToolCall, Transcript, Tra
 CORPUS = "mini-swe-agent"
 BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 TOOL = "bash"
+EXIT = "exit"  # v2's last message (exit_status, submission; also in `info`)
 
 
 def _messages(top: Any, source: str) -> tuple[Sequence[Any], Mapping[str, Any]]:
@@ -80,6 +83,8 @@ def _parse(data: bytes, source: str) -> Transcript:
         record = f"messages[{i}]"
         obj = expect_object(raw, source, record)
         role = req_str(obj, "role", source, record)
+        if role == EXIT:  # the agent's end marker: the loop stops there, no model sees it
+            continue
         if obj.get("tool_calls") or role == "tool":
             builder.add(chat_message(obj, source, record), record)
             pending = None

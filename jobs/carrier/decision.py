@@ -1,0 +1,279 @@
+"""What a carrier run says a compaction summariser should write (issue 34; docs/carrier.md
+"Decide").
+
+From the analysis outputs alone (recall_by_config_arm.parquet, the paired_<b>_vs_<a>.parquet
+of a configured contrast, carrier_retention.parquet, summary.json), for the panel and, when
+the panel has more than one, each model family (jobs/carrier/contest.py):
+- the arm with the best mean recall (each configuration weighted equally) and the runner-up;
+- the leader's paired effect against it per configuration: the contrast's `paired_mean`
+  (complete pairs) when `analyze` computed that contrast, else the difference of the two
+  arms' cell means; its 95% t interval over configurations (the report's) and its
+  leave-one-configuration-out range;
+- the share of configurations it wins, and the MDE at this panel's size, 2.80 · sd / √n.
+
+"No decision" when the best mean recall is below FLOOR (the tiny local models: the arms are
+compared at the floor), when fewer than MIN_CELL_N configurations ran both arms, or when the
+interval includes 0; the answer then names what would decide (the configurations that would
+detect the observed effect at this spread, n = ⌈(2.80 · sd / effect)²⌉) and, where
+carrier_retention.parquet holds audited rows (the retention was measured, not assumed), adds
+the same contest on carrier retention as a fallback answer that says it is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from jobs import io
+from jobs.carrier.contest import MDE_Z, Contest, contest
+from jobs.carrier.report_sections import signed
+from jobs.carrier.run_all import SUMMARY_FILE
+from jobs.decided_run import study_decision
+from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
+from pipeline.decision import Answer, DecisionOptions, Evidence, StudyDecision
+from pipeline.store import Layout
+
+QUESTION = "carrier: which representation should the compaction summariser write?"
+FALLBACK_QUESTION = (
+    "carrier (fallback, recall undecided): which representation keeps the most planted values "
+    "in the final carrier?"
+)
+FLOOR = 0.05
+"""A best mean recall below this is the floor: the models recall almost nothing, so a
+contrast between arms compares floors (the report's near-zero warning, at a stricter bound)."""
+PANEL = "panel"
+RECALL = "analysis/recall_by_config_arm.parquet"
+RETENTION = "analysis/carrier_retention.parquet"
+NO_DECISION = "no decision"
+
+
+class Subject:
+    """The configurations one answer is about: the panel, or one model family."""
+
+    def __init__(self, name: str, configs: Sequence[str], family: str | None) -> None:
+        self.name = name
+        self.configs = tuple(sorted(configs))
+        self.family = family
+
+    def row(self, arm: str | None = None) -> str:
+        where = f"family={self.family}" if self.family else "every config_id"
+        return where + (f", arm={arm}" if arm else "")
+
+
+def subjects(recall: pl.DataFrame) -> list[Subject]:
+    """The panel, then each family when there is more than one (one family is the panel)."""
+    labels = recall.select("config_id", "family").unique()
+    families = sorted({str(f) for f in labels["family"].drop_nulls().to_list()})
+    found = [Subject(PANEL, [str(c) for c in labels["config_id"].to_list()], None)]
+    if len(families) > 1:
+        for family in families:
+            configs = labels.filter(pl.col("family") == family)["config_id"].to_list()
+            found.append(Subject(family, [str(c) for c in configs], family))
+    return found
+
+
+def _paired(out: Path, best: str, other: str, subject: Subject) -> tuple[dict[str, float], str]:
+    """The contrast's per-configuration paired effects (best − other), with its source; empty
+    when `analyze` did not compute that contrast in either direction."""
+    for name, sign in ((f"{best}_vs_{other}", 1.0), (f"{other}_vs_{best}", -1.0)):
+        table = io.read_parquet(out / f"paired_{name}.parquet")
+        if table is not None:
+            rows = table.filter(pl.col("config_id").is_in(subject.configs) & (pl.col("pairs") >= 1))
+            effects = {
+                str(c): sign * float(e)
+                for c, e in rows.select("config_id", "paired_mean").iter_rows()
+            }
+            return effects, f"analysis/paired_{name}.parquet"
+    return {}, ""
+
+
+def _evidence(
+    found: Contest, measure: str, source: str, effect_source: str, s: Subject
+) -> list[Evidence]:
+    """The numbers one answer rests on, each naming its table and row."""
+    evidence = [
+        Evidence(
+            f"mean {measure} of `{arm}` ({'leader' if arm == found.best else 'runner-up'})",
+            f"{found.means[arm]:.3f} over {found.configs[arm]} configurations",
+            source,
+            s.row(arm),
+        )
+        for arm in (found.best, found.runner_up)
+        if arm is not None
+    ]
+    if found.runner_up is None or not found.n:
+        return evidence
+    pair = f"{found.best} − {found.runner_up}"
+    interval = found.interval
+    ci = "—" if interval is None else f"[{signed(interval.lo)}, {signed(interval.hi)}]"
+    loo = found.loo
+    mde = found.mde
+    row = f"{s.row()}, arms {found.best} and {found.runner_up}"
+    evidence += [
+        Evidence(
+            f"paired effect {pair} (mean over configurations)",
+            f"{signed(found.effect)}, 95% t interval {ci}, n = {found.n} configurations",
+            effect_source,
+            row,
+        ),
+        Evidence(
+            "leave-one-configuration-out range of that effect",
+            "—" if loo is None else f"[{signed(loo.lo)}, {signed(loo.hi)}]",
+            effect_source,
+            row,
+        ),
+        Evidence(
+            f"configurations where `{found.best}` wins",
+            f"{found.wins} of {found.n} ({100 * found.wins / found.n:.0f}%)",
+            effect_source,
+            row,
+        ),
+        Evidence(
+            f"minimum detectable effect at n = {found.n} ({MDE_Z:.2f} · sd / √n)",
+            "—" if mde is None else f"{mde:.3f} (sd {found.sd:.3f})",
+            effect_source,
+            row,
+        ),
+    ]
+    return evidence
+
+
+def _why_not(found: Contest, measure: str) -> tuple[str | None, str | None]:
+    """(why no decision, what would decide), or (None, None) when the contest decides."""
+    best = found.means[found.best]
+    if best < FLOOR:
+        return (
+            f"{measure} is at the floor (best arm mean {best:.3f} < {FLOOR}): the arms are "
+            "compared where the models recall almost nothing",
+            f"models that recall more than {FLOOR} of the planted values (a larger model or a "
+            "shorter session)",
+        )
+    if found.runner_up is None:
+        return f"only arm `{found.best}` has a {measure}: nothing to compare", "a second arm"
+    interval = found.interval
+    needed = None if found.effect is None else found.configs_to_detect(found.effect)
+    if needed is not None:
+        at_spread = (
+            f"{needed} configurations at this spread of the {measure} effect (n = "
+            f"⌈({MDE_Z:.2f} · sd / effect)²⌉, sd {found.sd:.3f}, effect {signed(found.effect)})"
+        )
+    elif found.n < 2:
+        at_spread = f"at least {MIN_CELL_N} configurations that run both arms ({measure})"
+    else:  # no spread or no effect: more configurations like these cannot separate the arms
+        at_spread = (
+            f"arms that differ: `{found.best}` and `{found.runner_up}` give the same "
+            f"{measure} on average, so no number of configurations like these would separate them"
+        )
+    if found.n < MIN_CELL_N:
+        return (
+            f"only {found.n} configurations ran both `{found.best}` and `{found.runner_up}` "
+            f"(a decision needs {MIN_CELL_N})",
+            at_spread,
+        )
+    if interval is None or interval.lo <= 0.0 <= interval.hi:
+        return f"no difference detected: the interval includes 0 (n = {found.n})", at_spread
+    return None, None
+
+
+def answer(
+    question: str, measure: str, found: Contest, sources: tuple[str, str], s: Subject
+) -> Answer:
+    """One subject's answer on one measure (module docstring)."""
+    evidence = tuple(_evidence(found, measure, *sources, s))
+    why, would = _why_not(found, measure)
+    if why is not None:
+        return Answer(question, s.name, None, why, evidence, would)
+    interval = found.interval
+    assert interval is not None and found.runner_up is not None and found.effect is not None
+    return Answer(
+        question,
+        s.name,
+        f"write the `{found.best}` carrier: its {measure} leads `{found.runner_up}` by "
+        f"{signed(found.effect)}",
+        f"the 95% t interval over {found.n} configurations, [{signed(interval.lo)}, "
+        f"{signed(interval.hi)}], excludes 0; `{found.best}` wins {found.wins} of {found.n}",
+        evidence,
+        would_change=(
+            f"a lead {interval.lo:.3f} smaller (the interval's lower end) puts 0 inside the "
+            "interval: no decision",
+            f"another arm whose mean {measure} exceeds {found.means[found.best]:.3f}",
+        ),
+    )
+
+
+def _cells(table: pl.DataFrame, value: str, s: Subject) -> pl.DataFrame:
+    return table.filter(pl.col("config_id").is_in(s.configs)).select("config_id", "arm", value)
+
+
+def recall_answer(out: Path, recall: pl.DataFrame, s: Subject) -> Answer:
+    cells = _cells(recall.filter(pl.col("valid_rows") > 0), "mean_recall", s)
+    if cells.is_empty():
+        return Answer(QUESTION, s.name, None, "no valid final row: no recall to compare")
+    ranked = contest(cells, "mean_recall")
+    effects, source = (
+        ({}, "") if ranked.runner_up is None else _paired(out, ranked.best, ranked.runner_up, s)
+    )
+    if source:
+        ranked = contest(cells, "mean_recall", effects)
+    return answer(QUESTION, "recall", ranked, (RECALL, source or RECALL), s)
+
+
+def retention_answer(retention: pl.DataFrame | None, s: Subject) -> Answer | None:
+    """The fallback on carrier retention, where it was measured (audited rows) for 2 arms."""
+    if retention is None:
+        return None
+    cells = _cells(retention.filter(pl.col("audited_rows") > 0), "mean_retention", s)
+    if cells["arm"].n_unique() < 2:
+        return None
+    found = contest(cells, "mean_retention")
+    return answer(FALLBACK_QUESTION, "carrier retention", found, (RETENTION, RETENTION), s)
+
+
+def _with_fallback(decided: Answer, fallback: Answer | None) -> Answer:
+    note = (
+        "falling back on the carrier retention contrast (the fallback answer), which measures the "
+        "values held in the final carrier, not recall"
+        if fallback is not None
+        else "no carrier retention was measured here to fall back on"
+    )
+    return Answer(
+        decided.question,
+        decided.subject,
+        None,
+        f"{decided.reason}; {note}",
+        decided.evidence,
+        decided.would_decide,
+        decided.would_change,
+    )
+
+
+def decide(run_dir: Path, layout: Layout, options: DecisionOptions) -> StudyDecision:
+    """The carrier run's decision (module docstring); `options` ask nothing of the carrier."""
+    out = io.require_outputs(run_dir, ["recall_by_config_arm"])
+    recall = pl.read_parquet(out / "recall_by_config_arm.parquet")
+    retention = io.read_parquet(out / "carrier_retention.parquet")
+    summary = io.read_json(out / SUMMARY_FILE) or {}
+    answers: list[Answer] = []
+    for s in subjects(recall):
+        decided = recall_answer(out, recall, s)
+        if decided.recommendation is not None:
+            answers.append(decided)
+            continue
+        fallback = retention_answer(retention, s)
+        answers.append(_with_fallback(decided, fallback))
+        answers += [fallback] if fallback is not None else []
+    configs = recall["config_id"].n_unique()
+    missing = (
+        [f"{configs} configurations (fewer than {MIN_SPREAD_N}: a small sample)"]
+        if configs < MIN_SPREAD_N
+        else []
+    )
+    return study_decision(
+        run_dir,
+        "carrier",
+        answers,
+        rows_simulated=bool(summary.get("simulated")),
+        missing=missing,
+    )
