@@ -14,9 +14,8 @@ from pathlib import Path
 
 from pipeline import studies
 from pipeline.store import load_manifest, write_batch, write_manifest
-from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
 from tests.jobs.jobs_testdata import settings
-from tests.view.rundirs import finish_run, full
+from tests.view.rundirs import finish_run, full, study_row
 
 CHECKS = 14
 FIXTURE_A = "a" * 64
@@ -29,30 +28,22 @@ Cells = Mapping[tuple[str, str], Mapping[str, Sequence[tuple[int, int]]]]
 def _records(
     cells: Cells, simulated: bool
 ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    definition = studies.definition("carrier")
-    names = [n for n, _ in (*ROW_KEY, *ROW_OUTCOME)] + [c.name for c in definition.row_columns]
     rows: list[dict[str, object]] = []
     checks: list[dict[str, object]] = []
     for (config_id, family), arms in cells.items():
         for arm, repeats in arms.items():
             for repeat, (passed, present) in enumerate(repeats):
-                row_id = f"{config_id}/{arm}/g0/r{repeat}/a0"
-                row: dict[str, object] = dict.fromkeys(names)
-                row.update(
+                row = study_row(
+                    "carrier",
                     run_id="run-d",
-                    row_id=row_id,
                     config_id=config_id,
                     model=f"{family}-model-{config_id}",
                     family=family,
                     arm=arm,
-                    execution_group=0,
                     repeat=repeat,
-                    attempt=0,
                     schedule_position=len(rows),
-                    seed=1,
                     simulated=simulated,
-                    valid=True,
-                    retryable=False,
+                    requests=None,
                     recall=passed / CHECKS,
                     checks_passed=passed,
                     checks_total=CHECKS,
@@ -62,7 +53,7 @@ def _records(
                 checks += [
                     {
                         "run_id": "run-d",
-                        "row_id": row_id,
+                        "row_id": row["row_id"],
                         "label": f"fact {i}",
                         "passed": i < passed,
                         "present_in_carrier": i < present,

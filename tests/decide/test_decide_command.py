@@ -14,9 +14,8 @@ from jobs.decision.join import SIMULATED_BANNER
 from pipeline import studies
 from pipeline.cli import main
 from pipeline.store import write_batch
-from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
 from tests.decide import carrier_runs
-from tests.view.rundirs import finish_run
+from tests.view.rundirs import finish_run, study_row
 
 
 @pytest.fixture(scope="module")
@@ -86,20 +85,7 @@ def test_runs_on_other_inputs_are_listed_side_by_side(
 
 def _echo_run(run_dir: Path) -> Path:
     definition = studies.definition("echo")
-    names = [n for n, _ in (*ROW_KEY, *ROW_OUTCOME)] + [c.name for c in definition.row_columns]
-    row: dict[str, object] = dict.fromkeys(names)
-    row.update(
-        run_id="run-e",
-        row_id="c/echo/g0/r0/a0",
-        config_id="c",
-        arm="echo",
-        execution_group=0,
-        repeat=0,
-        attempt=0,
-        schedule_position=0,
-        valid=True,
-        retryable=False,
-    )
+    row = study_row("echo", run_id="run-e", config_id="c", arm="echo")
     run_dir.mkdir(parents=True)
     write_batch(run_dir, part_name="p0", rows=[row], children={}, layout=studies.layout(definition))
     finish_run(run_dir, "run-e", "echo")

@@ -22,8 +22,7 @@ from pipeline import studies
 from pipeline.config.schema import AnalysisConfig, BootstrapConfig
 from pipeline.decision import DecisionOptions
 from pipeline.store import write_batch
-from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
-from tests.view.rundirs import finish_run, full
+from tests.view.rundirs import finish_run, full, study_row
 
 ANTHROPIC = {"config_id": "anthropic:c", "provider": "anthropic", "cache_model": "anthropic"}
 OPENAI = {"config_id": "openai:g", "provider": "openai", "cache_model": "openai"}
@@ -241,31 +240,20 @@ def test_the_risk_counts_forced_exact_outputs_a_policy_compacted_anyway() -> Non
 MODELS = {"anthropic:c": ("anthropic", "claude-sonnet-4-5"), "openai:g": ("openai", "gpt-5")}
 
 
-def _unit(config_id: str, policy: str, names: list[str]) -> dict[str, Any]:
+def _unit(config_id: str, policy: str) -> dict[str, Any]:
     cache_model, model = MODELS[config_id]
-    row: dict[str, Any] = dict.fromkeys(names)
-    row.update(
+    return study_row(
+        "toolout",
         run_id="run-d",
-        row_id=f"{config_id}/{policy}/g0/r0/a0",
         config_id=config_id,
         model=model,
         provider=cache_model,
         arm=policy,
-        execution_group=0,
-        repeat=0,
-        attempt=0,
-        schedule_position=0,
-        seed=1,
-        simulated=False,
-        valid=True,
-        retryable=False,
-        requests=0,
         cache_model=cache_model,
         corpus_sha256="c" * 64,
         live=False,
         transcripts=SESSIONS,
     )
-    return row
 
 
 def _children(layout: Any, row: dict[str, Any], saves: list[float]) -> dict[str, Any]:
@@ -308,14 +296,12 @@ def _children(layout: Any, row: dict[str, Any], saves: list[float]) -> dict[str,
 def analysed_run(tmp_path: Path) -> Path:
     from jobs.toolout.run_all import analyze
 
-    definition = studies.definition("toolout")
-    layout = studies.layout(definition)
-    names = [n for n, _ in (*ROW_KEY, *ROW_OUTCOME)] + [c.name for c in definition.row_columns]
+    layout = studies.layout(studies.definition("toolout"))
     run_dir = tmp_path / "run-d"
     for n, (config_id, policy) in enumerate(
         (c, p) for c in MODELS for p in ("control", "deterministic")
     ):
-        row = _unit(config_id, policy, names)
+        row = _unit(config_id, policy)
         children = _children(layout, row, SAVES[config_id])
         write_batch(run_dir, part_name=f"p{n}", rows=[row], children=children, layout=layout)
     finish_run(run_dir, "run-d", "toolout")

@@ -157,6 +157,24 @@ def full(layout: Any, table: str, records: list[dict[str, object]]) -> list[dict
     return [{**dict.fromkeys(layout.schema(table).names), **r} for r in records]
 
 
+def study_row(study: str, **values: object) -> dict[str, object]:
+    """A rows-table record of `study` with every column (null where a test does not care): a
+    valid, non-simulated first attempt (seed 1, no request) in group 0, repeat 0, slot 0 unless
+    `values` say otherwise; its row_id is `config_id/arm/gG/rR/aA` unless given."""
+    from pipeline import studies
+    from pipeline.store.schemas import ROW_KEY, ROW_OUTCOME
+
+    columns = [n for n, _ in (*ROW_KEY, *ROW_OUTCOME)]
+    columns += [c.name for c in studies.definition(study).row_columns]
+    unit: dict[str, object] = {"execution_group": 0, "repeat": 0, "attempt": 0}
+    unit |= {"schedule_position": 0, "seed": 1, "simulated": False, "requests": 0}
+    record = {**dict.fromkeys(columns), **unit, "valid": True, "retryable": False, **values}
+    if "row_id" not in values:
+        g, r, a = (record[k] for k in ("execution_group", "repeat", "attempt"))
+        record["row_id"] = f"{record['config_id']}/{record['arm']}/g{g}/r{r}/a{a}"
+    return record
+
+
 def carrier_run(run_dir: Path) -> Path:
     """A one-unit carrier run written through the store: a catch-up fold (chunks 1,2) and a
     clipped one, two checks (one passed), a fixture, a manifest and a plan."""
