@@ -23,17 +23,82 @@ class DecisionOptions:
     retention: float = 0.9  # the share of facts a reasoning summary must keep
 
 
+Where = tuple[tuple[str, str], ...]
+"""Rows of a table: (column, value) pairs that must all hold; `a|b` in a value means either."""
+
+RULES = (
+    "value",  # the one row's cell
+    "exp",  # e to the one row's cell (a ratio kept as its logarithm)
+    "mean",
+    "count",  # rows with a value in the column
+    "sum",
+    "min",
+    "max",
+    "median",  # nearest rank, as the scans report it
+    "p99",  # nearest rank
+    "positive",  # rows whose value is above 0
+    "positive_pct",  # the same, as a percentage of the rows
+    "negative",  # rows whose value is below 0 (a contrast read the other way round)
+    "negative_pct",
+    "sd",  # sample standard deviation
+    "t_lo",  # the 95% t interval over the rows (jobs/stats.py)
+    "t_hi",
+    "loo_lo",  # the leave-one-out range of the mean
+    "loo_hi",
+    "mde",  # 2.80 · sd / √n
+    "boot_lo",  # the 95% percentile bootstrap interval of the mean, at the run's seed
+    "boot_hi",
+)
+
+
+@dataclass(frozen=True)
+class Number:
+    """One number as an Evidence value shows it, and how it follows from the cited table.
+
+    The rows are the Evidence's `where` with this number's own pairs put over it; `rule`
+    (RULES) reduces `column` over them. `versus` (more pairs over the Evidence's `where`)
+    makes the values per-`config_id` differences: this row's value minus the versus row's.
+    `group_sum` first sums the column within each value of that column (reasoning per
+    session). `over` divides by the same rule over another column. `scale` multiplies the
+    result before it is shown (a share as a percentage).
+    Anyone can recompute the number from the table (jobs/decision/recompute.py), and the
+    page's test does."""
+
+    shown: str
+    column: str
+    rule: str = "value"
+    where: Where = ()
+    versus: Where = ()
+    group_sum: str | None = None
+    scale: float = 1.0
+    over: str | None = None  # divide by the same rule over this column (a ratio of cells)
+
+
 @dataclass(frozen=True)
 class Evidence:
-    """One number a decision rests on, and where it comes from.
+    """One fact a decision rests on, and where it comes from.
 
     `source` names the table, relative to the run directory (`analysis/savings.parquet`), and
-    `row` the row of it (`config=A, arm=q`), so the page can link or name it."""
+    `where` its rows (`config_id=A, policy=p`), so the page can link or name it; `numbers`
+    say how each number in `value` follows from those rows."""
 
     label: str
     value: str
     source: str
-    row: str = ""
+    where: Where = ()
+    numbers: tuple[Number, ...] = ()
+
+    def __post_init__(self) -> None:
+        for number in self.numbers:
+            if number.shown not in self.value:
+                raise ValueError(f"{self.label}: {number.shown!r} is not in {self.value!r}")
+            if number.rule not in RULES:
+                raise ValueError(f"{self.label}: unknown rule {number.rule!r}")
+
+    @property
+    def row(self) -> str:
+        """The rows, as the page names them (`config_id=A, policy=p`)."""
+        return ", ".join(f"{column}={value}" for column, value in self.where)
 
 
 @dataclass(frozen=True)

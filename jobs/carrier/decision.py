@@ -22,6 +22,7 @@ the same contest on carrier retention as a fallback answer that says it is one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -32,7 +33,7 @@ from jobs.carrier.report_sections import signed
 from jobs.carrier.run_all import SUMMARY_FILE
 from jobs.decided_run import study_decision
 from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
-from pipeline.decision import Answer, DecisionOptions, Evidence, StudyDecision
+from pipeline.decision import Answer, DecisionOptions, Evidence, Number, StudyDecision, Where
 from pipeline.store import Layout
 
 QUESTION = "carrier: which representation should the compaction summariser write?"
@@ -57,9 +58,14 @@ class Subject:
         self.configs = tuple(sorted(configs))
         self.family = family
 
-    def row(self, arm: str | None = None) -> str:
-        where = f"family={self.family}" if self.family else "every config_id"
-        return where + (f", arm={arm}" if arm else "")
+    def where(self, arm: str | None = None) -> Where:
+        """Its rows of a per-(configuration, arm) table: the family's, or every one."""
+        found: Where = (("family", self.family),) if self.family else ()
+        return found + ((("arm", arm),) if arm else ())
+
+    def configs_where(self) -> Where:
+        """Its rows of a per-configuration table (a contrast's): its configurations."""
+        return (("config_id", "|".join(self.configs)),) if self.family else ()
 
 
 def subjects(recall: pl.DataFrame) -> list[Subject]:
@@ -74,9 +80,43 @@ def subjects(recall: pl.DataFrame) -> list[Subject]:
     return found
 
 
-def _paired(out: Path, best: str, other: str, subject: Subject) -> tuple[dict[str, float], str]:
-    """The contrast's per-configuration paired effects (best − other), with its source; empty
-    when `analyze` did not compute that contrast in either direction."""
+_MIRRORED = {
+    "t_lo": "t_hi",
+    "t_hi": "t_lo",
+    "loo_lo": "loo_hi",
+    "loo_hi": "loo_lo",
+    "positive": "negative",
+    "positive_pct": "negative_pct",
+}
+_SIGNED = ("mean", "t_lo", "t_hi", "loo_lo", "loo_hi")
+
+
+@dataclass(frozen=True)
+class Effects:
+    """Where the leader's per-configuration effects are read: a contrast's table (its
+    `paired_mean`, negated when the contrast runs the other way), else the differences of
+    the two arms' cells in the recall or retention table."""
+
+    source: str
+    column: str
+    sign: float = 1.0
+    arms: tuple[str, str] | None = None  # (leader, runner-up) of a cell-means table
+
+    def number(self, shown: str, rule: str, s: Subject) -> Number:
+        """One statistic of the effects, as the table gives it back (a negated contrast
+        mirrors the rule: its interval's ends swap, its wins are the table's losses)."""
+        if self.arms is not None:
+            leader, other = self.arms
+            return Number(shown, self.column, rule, s.where(leader), s.where(other))
+        if self.sign < 0:
+            scale = -1.0 if rule in _SIGNED else 1.0
+            return Number(shown, self.column, _MIRRORED.get(rule, rule), scale=scale)
+        return Number(shown, self.column, rule)
+
+
+def _paired(out: Path, best: str, other: str, subject: Subject) -> tuple[dict[str, float], Effects]:
+    """The contrast's per-configuration paired effects (best − other) and where they are
+    read; empty when `analyze` did not compute that contrast in either direction."""
     for name, sign in ((f"{best}_vs_{other}", 1.0), (f"{other}_vs_{best}", -1.0)):
         table = io.read_parquet(out / f"paired_{name}.parquet")
         if table is not None:
@@ -85,58 +125,97 @@ def _paired(out: Path, best: str, other: str, subject: Subject) -> tuple[dict[st
                 str(c): sign * float(e)
                 for c, e in rows.select("config_id", "paired_mean").iter_rows()
             }
-            return effects, f"analysis/paired_{name}.parquet"
-    return {}, ""
+            return effects, Effects(f"analysis/paired_{name}.parquet", "paired_mean", sign)
+    return {}, Effects(RECALL, "mean_recall", arms=(best, other))
 
 
-def _evidence(
-    found: Contest, measure: str, source: str, effect_source: str, s: Subject
-) -> list[Evidence]:
-    """The numbers one answer rests on, each naming its table and row."""
-    evidence = [
+def _means(found: Contest, measure: str, source: str, column: str, s: Subject) -> list[Evidence]:
+    return [
         Evidence(
             f"mean {measure} of `{arm}` ({'leader' if arm == found.best else 'runner-up'})",
             f"{found.means[arm]:.3f} over {found.configs[arm]} configurations",
             source,
-            s.row(arm),
+            s.where(arm),
+            (
+                Number(f"{found.means[arm]:.3f}", column, "mean"),
+                Number(f"{found.configs[arm]}", column, "count"),
+            ),
         )
         for arm in (found.best, found.runner_up)
         if arm is not None
     ]
-    if found.runner_up is None or not found.n:
+
+
+def _evidence(found: Contest, measure: str, source: str, e: Effects, s: Subject) -> list[Evidence]:
+    """The numbers one answer rests on, each naming its table and rows."""
+    column = "mean_retention" if source == RETENTION else "mean_recall"
+    evidence = _means(found, measure, source, column, s)
+    if found.runner_up is None or not found.n or found.effect is None:
         return evidence
     pair = f"{found.best} − {found.runner_up}"
-    interval = found.interval
-    ci = "—" if interval is None else f"[{signed(interval.lo)}, {signed(interval.hi)}]"
-    loo = found.loo
-    mde = found.mde
-    row = f"{s.row()}, arms {found.best} and {found.runner_up}"
-    evidence += [
+    where = s.configs_where() if e.arms is None else s.where()
+    effect = signed(found.effect)
+    n = f"n = {found.n} configurations"
+    interval, loo, mde = found.interval, found.loo, found.mde
+    numbers = [e.number(effect, "mean", s)]
+    ci = "—"
+    if interval is not None:
+        lo, hi = signed(interval.lo), signed(interval.hi)
+        ci = f"[{lo}, {hi}]"
+        numbers += [e.number(lo, "t_lo", s), e.number(hi, "t_hi", s)]
+    evidence.append(
         Evidence(
             f"paired effect {pair} (mean over configurations)",
-            f"{signed(found.effect)}, 95% t interval {ci}, n = {found.n} configurations",
-            effect_source,
-            row,
-        ),
+            f"{effect}, 95% t interval {ci}, {n}",
+            e.source,
+            where,
+            (*numbers, e.number(f"{found.n}", "count", s)),
+        )
+    )
+    loo_numbers: tuple[Number, ...] = ()
+    loo_text = "—"
+    if loo is not None:
+        lo, hi = signed(loo.lo), signed(loo.hi)
+        loo_text = f"[{lo}, {hi}]"
+        loo_numbers = (e.number(lo, "loo_lo", s), e.number(hi, "loo_hi", s))
+    evidence.append(
         Evidence(
             "leave-one-configuration-out range of that effect",
-            "—" if loo is None else f"[{signed(loo.lo)}, {signed(loo.hi)}]",
-            effect_source,
-            row,
-        ),
+            loo_text,
+            e.source,
+            where,
+            loo_numbers,
+        )
+    )
+    wins, share = f"{found.wins}", f"{100 * found.wins / found.n:.0f}%"
+    evidence.append(
         Evidence(
             f"configurations where `{found.best}` wins",
-            f"{found.wins} of {found.n} ({100 * found.wins / found.n:.0f}%)",
-            effect_source,
-            row,
-        ),
+            f"{wins} of {found.n} ({share})",
+            e.source,
+            where,
+            (
+                e.number(wins, "positive", s),
+                e.number(f"{found.n}", "count", s),
+                e.number(share, "positive_pct", s),
+            ),
+        )
+    )
+    mde_numbers: tuple[Number, ...] = ()
+    mde_text = "—"
+    if mde is not None and found.sd is not None:
+        shown_mde, sd = f"{mde:.3f}", f"{found.sd:.3f}"
+        mde_text = f"{shown_mde} (sd {sd})"
+        mde_numbers = (e.number(shown_mde, "mde", s), e.number(sd, "sd", s))
+    evidence.append(
         Evidence(
             f"minimum detectable effect at n = {found.n} ({MDE_Z:.2f} · sd / √n)",
-            "—" if mde is None else f"{mde:.3f} (sd {found.sd:.3f})",
-            effect_source,
-            row,
-        ),
-    ]
+            mde_text,
+            e.source,
+            where,
+            mde_numbers,
+        )
+    )
     return evidence
 
 
@@ -178,7 +257,7 @@ def _why_not(found: Contest, measure: str) -> tuple[str | None, str | None]:
 
 
 def answer(
-    question: str, measure: str, found: Contest, sources: tuple[str, str], s: Subject
+    question: str, measure: str, found: Contest, sources: tuple[str, Effects], s: Subject
 ) -> Answer:
     """One subject's answer on one measure (module docstring)."""
     evidence = tuple(_evidence(found, measure, *sources, s))
@@ -212,12 +291,12 @@ def recall_answer(out: Path, recall: pl.DataFrame, s: Subject) -> Answer:
     if cells.is_empty():
         return Answer(QUESTION, s.name, None, "no valid final row: no recall to compare")
     ranked = contest(cells, "mean_recall")
-    effects, source = (
-        ({}, "") if ranked.runner_up is None else _paired(out, ranked.best, ranked.runner_up, s)
-    )
-    if source:
+    if ranked.runner_up is None:
+        return answer(QUESTION, "recall", ranked, (RECALL, Effects(RECALL, "mean_recall")), s)
+    effects, where = _paired(out, ranked.best, ranked.runner_up, s)
+    if where.arms is None:
         ranked = contest(cells, "mean_recall", effects)
-    return answer(QUESTION, "recall", ranked, (RECALL, source or RECALL), s)
+    return answer(QUESTION, "recall", ranked, (RECALL, where), s)
 
 
 def retention_answer(retention: pl.DataFrame | None, s: Subject) -> Answer | None:
@@ -228,7 +307,9 @@ def retention_answer(retention: pl.DataFrame | None, s: Subject) -> Answer | Non
     if cells["arm"].n_unique() < 2:
         return None
     found = contest(cells, "mean_retention")
-    return answer(FALLBACK_QUESTION, "carrier retention", found, (RETENTION, RETENTION), s)
+    arms = None if found.runner_up is None else (found.best, found.runner_up)
+    effects = Effects(RETENTION, "mean_retention", arms=arms)
+    return answer(FALLBACK_QUESTION, "carrier retention", found, (RETENTION, effects), s)
 
 
 def _with_fallback(decided: Answer, fallback: Answer | None) -> Answer:

@@ -36,7 +36,7 @@ from jobs.toolout.risk import SCHEMA as RISK_SCHEMA
 from jobs.toolout.risk import risk_table
 from jobs.toolout.savings import CONTROL
 from jobs.toolout.tables import final_units, load, scan_lazy
-from pipeline.decision import Answer, DecisionOptions, Evidence, StudyDecision
+from pipeline.decision import Answer, DecisionOptions, Evidence, Number, StudyDecision, Where
 from pipeline.store import Layout
 
 QUESTION = "tool output: compact it under this provider's prompt cache, and how?"
@@ -50,8 +50,12 @@ def _source(name: str) -> str:
     return f"analysis/{name}.parquet"
 
 
-def _row(config_id: str, policy: str | None = None) -> str:
-    return f"config_id={config_id}" + (f", policy={policy}" if policy else "")
+def _row(config_id: str, policy: str | None = None) -> Where:
+    return (("config_id", config_id),) + ((("policy", policy),) if policy else ())
+
+
+def _named(where: Where) -> str:
+    return ", ".join(f"{column}={value}" for column, value in where)
 
 
 def _usd(value: float) -> str:
@@ -122,11 +126,16 @@ def _with_note(reason: str, note: str | None) -> str:
 def _saving(row: dict[str, Any]) -> Evidence:
     pct = row["saving_pct_of_control"]
     share = "" if pct is None else f" ({pct:+.2f}% of control)"
+    mean, lo, hi = (_usd(row[c]) for c in ("mean_saving_usd", "mean_ci_lo", "mean_ci_hi"))
+    numbers = [Number(mean, "mean_saving_usd")]
+    numbers += [] if pct is None else [Number(f"{pct:+.2f}%", "saving_pct_of_control")]
+    numbers += [Number(lo, "mean_ci_lo"), Number(hi, "mean_ci_hi")]
     return Evidence(
         f"mean saving per session of `{row['policy']}`",
-        f"{_usd(row['mean_saving_usd'])}{share}, {_interval(row)}, n = {row['pairs']}",
+        f"{mean}{share}, {_interval(row)}, n = {row['pairs']}",
         _source("savings"),
         _row(row["config_id"], row["policy"]),
+        (*numbers, Number(f"{row['pairs']}", "pairs")),
     )
 
 
@@ -135,12 +144,27 @@ def _regret(o: Outputs, best: dict[str, Any]) -> list[Evidence]:
     if oracle is None:
         return []
     regret = oracle["mean_saving_usd"] - best["mean_saving_usd"]
+    config_id = best["config_id"]
     return [
         Evidence(
             "regret against the oracle (its mean saving minus the policy's)",
             f"{_usd(regret)} per session (oracle saves {_usd(oracle['mean_saving_usd'])})",
             _source("savings"),
-            _row(best["config_id"], ORACLE),
+            _row(config_id),
+            (
+                Number(
+                    _usd(regret),
+                    "mean_saving_usd",
+                    "mean",
+                    where=(("policy", ORACLE),),
+                    versus=(("policy", best["policy"]),),
+                ),
+                Number(
+                    _usd(oracle["mean_saving_usd"]),
+                    "mean_saving_usd",
+                    where=_row(config_id, ORACLE),
+                ),
+            ),
         )
     ]
 
@@ -162,15 +186,10 @@ def _gate(o: Outputs, config_id: str) -> list[Evidence]:
                 _row(config_id),
             )
         ]
-    premium = _premium(o, config_id)
     found = []
     for g in asked.iter_rows(named=True):
         n = g["assumed_requests"]
-        flips = (
-            f"; at N = {n:g} it approves while R/D < {n / premium:.3g}"
-            if premium and n is not None
-            else ""
-        )
+        flips = f"; it assumed N = {n:g} later requests" if n is not None else ""
         found.append(
             Evidence(
                 f"the gate's verdict (`{g['policy']}`)",
@@ -179,6 +198,13 @@ def _gate(o: Outputs, config_id: str) -> list[Evidence]:
                 f"{_usd(g['regret_usd'])}{flips}",
                 _source("gate"),
                 _row(config_id, g["policy"]),
+                (
+                    Number(f"{g['approved']}", "approved"),
+                    Number(f"{g['asked']}", "asked"),
+                    Number(f"{g['would_flip']}", "would_flip"),
+                    Number(_usd(g["regret_usd"]), "regret_usd"),
+                    *([Number(f"{n:g}", "assumed_requests")] if flips else []),
+                ),
             )
         )
     return found
@@ -196,13 +222,24 @@ def _breakeven(o: Outputs, best: dict[str, Any]) -> Evidence:
         return Evidence(label, "unpriced: no write or read price for this model", *where)
     if premium == 0 or later is None:
         return Evidence(label, "none: (W−C)/C = 0, a rewrite pays at any R", *where)
+    share = f"{100 * b['share_repaid']:.0f}%"
     return Evidence(
         label,
         f"R/D = N / ((W−C)/C) = {later:g} / {premium:.3g} = {later / premium:.3g} at the "
         f"median N = {later:g} later requests; median D/R here {b['median_d_over_r']:.3g}, "
-        f"median N* {b['median_n_star']:.3g}, {100 * b['share_repaid']:.0f}% of "
+        f"median N* {b['median_n_star']:.3g}, {share} of "
         f"{b['transformations']} transformations repaid",
         *where,
+        (
+            Number(f"{later:g}", "median_later_requests"),
+            Number(f"{premium:.3g}", "premium_ratio"),
+            Number(f"{later / premium:.3g}", "median_later_requests", over="premium_ratio"),
+            Number(f"{later:g}", "median_later_requests"),
+            Number(f"{b['median_d_over_r']:.3g}", "median_d_over_r"),
+            Number(f"{b['median_n_star']:.3g}", "median_n_star"),
+            Number(share, "share_repaid", scale=100.0),
+            Number(f"{b['transformations']}", "transformations"),
+        ),
     )
 
 
@@ -215,7 +252,7 @@ def _risk(o: Outputs, best: dict[str, Any]) -> Evidence:
     else:
         kept, anyway = r["forced_exact"], r["compacted_anyway"]
         value = f"{kept} kept exact by the rules; `{policy}` compacted {anyway} of them"
-    return Evidence(label, value, "decisions", _row(config_id, policy))
+    return Evidence(label, value, "decisions", _row(config_id, policy))  # counted from events
 
 
 def _price_flip(o: Outputs, best: dict[str, Any]) -> str:
@@ -223,17 +260,18 @@ def _price_flip(o: Outputs, best: dict[str, Any]) -> str:
     cache = o.one("cache", config_id, policy)
     rewrite = float(cache["miss_rewrite_usd"]) if cache else 0.0
     total = best["mean_saving_usd"] * best["pairs"]
+    cited = f"{_source('cache')} {_named(_row(config_id, policy))}"
     if rewrite <= 0:
         return (
             f"no single price change flips it: `{policy}` rewrites nothing that was cached "
-            f"(miss_rewrite_usd = 0, {_source('cache')} {_row(config_id, policy)}), so every "
+            f"(miss_rewrite_usd = 0, {cited}), so every "
             "token it removes is a token not billed"
         )
     return (
         f"the price of a rewritten token (the write price under breakpoints, else input) "
         f"×{1 + total / rewrite:.3g} makes `{policy}`'s mean saving 0: it pays "
         f"{_usd(rewrite)} for rewrites against a {_usd(total)} saving over {best['pairs']} "
-        f"sessions ({_source('cache')} {_row(config_id, policy)})"
+        f"sessions ({cited})"
     )
 
 

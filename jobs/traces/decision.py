@@ -32,7 +32,7 @@ from jobs.traces.frontier import QUESTION as FRONTIER_QUESTION
 from jobs.traces.frontier import frontier_answer, item_retentions, points
 from jobs.traces.matrix import ENDPOINT
 from jobs.traces.tables import final_units, load, read_template_entries
-from pipeline.decision import Answer, DecisionOptions, Evidence, StudyDecision
+from pipeline.decision import Answer, DecisionOptions, Evidence, Number, StudyDecision, Where
 from pipeline.store import Layout
 from pipeline.traces.scan import nearest_rank
 from pipeline.usererror import UserError
@@ -74,9 +74,11 @@ class TemplateFileError(UserError):
     """`--template` names no readable file."""
 
 
-def _template_row(row: dict[str, Any]) -> str:
-    where = f", config_id={row['config_id']}, renderer={row['renderer']}"
-    return f"template={row['template']}" + (where if row["source"] == ENDPOINT else "")
+def _template_row(row: dict[str, Any]) -> Where:
+    where: Where = (("template", str(row["template"])),)
+    if row["source"] == ENDPOINT:
+        where += (("config_id", str(row["config_id"])), ("renderer", str(row["renderer"])))
+    return where
 
 
 def _subject(row: dict[str, Any]) -> str:
@@ -117,18 +119,26 @@ def bloat(scan: pl.DataFrame) -> tuple[Evidence, ...]:
         return (Evidence("stored reasoning", "not measured: the run recorded no trace scan", SCAN),)
     lengths = sorted(scan["chars"].to_list())
     per_session = sorted(scan.group_by("session").agg(pl.col("bytes").sum())["bytes"].to_list())
+    chars = [f"{nearest_rank(lengths, q):,}" for q in (50, 99)] + [f"{len(lengths):,}"]
+    sessions = [f"{nearest_rank(per_session, q):,}" for q in (50, 99)] + [f"{len(per_session):,}"]
     return (
         Evidence(
             "stored reasoning: trace length (characters)",
-            f"median {nearest_rank(lengths, 50):,}, p99 {nearest_rank(lengths, 99):,} over "
-            f"{len(lengths):,} traces (nearest rank)",
+            f"median {chars[0]}, p99 {chars[1]} over {chars[2]} traces (nearest rank)",
             SCAN,
+            numbers=tuple(
+                Number(shown, "chars", rule)
+                for shown, rule in zip(chars, ("median", "p99", "count"), strict=True)
+            ),
         ),
         Evidence(
             "stored reasoning per session (UTF-8 bytes)",
-            f"median {nearest_rank(per_session, 50):,}, p99 {nearest_rank(per_session, 99):,} "
-            f"over {len(per_session):,} sessions",
+            f"median {sessions[0]}, p99 {sessions[1]} over {sessions[2]} sessions",
             SCAN,
+            numbers=tuple(
+                Number(shown, "bytes", rule, group_sum="session")
+                for shown, rule in zip(sessions, ("median", "p99", "count"), strict=True)
+            ),
         ),
         Evidence(
             "share of the replayed context that is reasoning",

@@ -33,7 +33,7 @@ from jobs.stats import bootstrap_mean_interval
 from jobs.traces.compression import ALL_BANDS
 from jobs.traces.paired import BASELINE
 from pipeline.config.schema import BootstrapConfig
-from pipeline.decision import Answer, Evidence
+from pipeline.decision import Answer, Evidence, Number, Where
 
 QUESTION = "reasoning: which summariser keeps the facts at the least length?"
 PAIRS = "analysis/compression_pairs.parquet"
@@ -103,12 +103,29 @@ def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:.3g}×"
 
 
-def _row(config_id: str, arm: str, band: str) -> str:
-    return f"config_id={config_id}, arm={arm}, band={band}"
+def _row(config_id: str, arm: str, band: str) -> Where:
+    return (("config_id", config_id), ("arm", arm), ("band", band))
 
 
 def _kept(p: ArmPoint) -> str:
     return f"{p.mean:.1%} (95% CI [{p.lo:.1%}, {p.hi:.1%}], n = {p.n})"
+
+
+def kept_evidence(config_id: str, p: ArmPoint, band: str) -> Evidence:
+    """The facts an arm keeps, from compression_pairs: its per-trace `retention` (the `all`
+    band pools every band's rows). Naive's retention is the pairs' `baseline_retention`,
+    repeated once per arm it is paired with, so it is shown and not recomputed."""
+    label, text = f"facts kept by `{p.arm}`", _kept(p)
+    if p.arm == BASELINE:
+        return Evidence(label, text, PAIRS, (("config_id", config_id), ("band", band)))
+    where: Where = (("config_id", config_id), ("arm", p.arm))
+    where += () if band == ALL_BANDS else (("band", band),)
+    shown = (f"{p.mean:.1%}", f"{p.lo:.1%}", f"{p.hi:.1%}")
+    numbers = tuple(
+        Number(value, "retention", rule, scale=100.0)
+        for value, rule in zip(shown, ("mean", "boot_lo", "boot_hi"), strict=True)
+    )
+    return Evidence(label, text, PAIRS, where, (*numbers, Number(f"{p.n}", "retention", "count")))
 
 
 def _contrast(paired: pl.DataFrame, config_id: str, p: ArmPoint, band: str) -> list[Evidence]:
@@ -120,15 +137,25 @@ def _contrast(paired: pl.DataFrame, config_id: str, p: ArmPoint, band: str) -> l
     r = row.row(0, named=True)
     if r["retention_ci_lo"] is None or r["log_ratio_ci_lo"] is None:
         return []
+    shown = [f"{r[c]:+.1%}" for c in ("retention_diff_mean", "retention_ci_lo", "retention_ci_hi")]
+    ratios = [_ratio(r["ratio_of_ratios"])] + [
+        _ratio(math.exp(r[c])) for c in ("log_ratio_ci_lo", "log_ratio_ci_hi")
+    ]
     return [
         Evidence(
             f"`{p.arm}` against `{BASELINE}` on the same traces",
-            f"retention {r['retention_diff_mean']:+.1%} (95% CI [{r['retention_ci_lo']:+.1%}, "
-            f"{r['retention_ci_hi']:+.1%}]); compression {_ratio(r['ratio_of_ratios'])} "
-            f"naive's (geometric mean, 95% CI [{_ratio(math.exp(r['log_ratio_ci_lo']))}, "
-            f"{_ratio(math.exp(r['log_ratio_ci_hi']))}])",
+            f"retention {shown[0]} (95% CI [{shown[1]}, {shown[2]}]); compression {ratios[0]} "
+            f"naive's (geometric mean, 95% CI [{ratios[1]}, {ratios[2]}])",
             PAIRED,
             _row(config_id, p.arm, band),
+            (
+                Number(shown[0], "retention_diff_mean", scale=100.0),
+                Number(shown[1], "retention_ci_lo", scale=100.0),
+                Number(shown[2], "retention_ci_hi", scale=100.0),
+                Number(ratios[0], "ratio_of_ratios"),
+                Number(ratios[1], "log_ratio_ci_lo", "exp"),
+                Number(ratios[2], "log_ratio_ci_hi", "exp"),
+            ),
         )
     ]
 
@@ -159,9 +186,7 @@ def _undecided(
             f"{top.mean:.1%}): a lower --retention, or an arm that keeps every fact by "
             "construction (extractive, hybrid)"
         )
-    evidence = Evidence(
-        f"facts kept by `{top.arm}`", _kept(top), PAIRS, _row(where[0], top.arm, where[1])
-    )
+    evidence = kept_evidence(where[0], top, where[1])
     return Answer(QUESTION, subject, None, reason, evidence=(evidence,), would_decide=would)
 
 
@@ -198,14 +223,15 @@ def frontier_answer(
     best = max(qualified, key=lambda p: (p.compression or 0.0, p.mean, p.arm))
     dominant = _dominates(best, found)
     evidence = [
-        Evidence(
-            f"facts kept by `{best.arm}`", _kept(best), PAIRS, _row(config_id, best.arm, band)
-        ),
+        kept_evidence(config_id, best, band),
         Evidence(
             f"median compression of `{best.arm}`",
             _ratio(best.compression),
             BY_BAND,
             _row(config_id, best.arm, band),
+            ()
+            if best.compression is None
+            else (Number(_ratio(best.compression), "median_compression_chars"),),
         ),
         *_contrast(paired, config_id, best, band),
     ]

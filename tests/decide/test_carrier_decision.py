@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jobs.carrier.decision import FALLBACK_QUESTION, PANEL, QUESTION, RECALL, RETENTION
+from jobs.decision.cited import disagreements
 from pipeline import studies
 from pipeline.decision import Answer, DecisionOptions, StudyDecision
 from tests.decide import carrier_runs
@@ -21,6 +22,7 @@ CARRIER = studies.definition("carrier")
 def _decide(run_dir: Path) -> StudyDecision:
     decide = CARRIER.decide  # type: ignore[attr-defined]
     decision: StudyDecision = decide(run_dir, studies.layout(CARRIER), DecisionOptions())
+    assert disagreements(decision) == []  # every cited number is what its table gives back
     return decision
 
 
@@ -62,7 +64,9 @@ def test_q_beats_j_in_every_configuration_recommends_q(runs: dict[str, Path]) ->
     for family in ("alpha", "beta"):  # each family: three configurations, q wins each
         answer = _one(decision, QUESTION, family)
         assert answer.recommendation is not None and "`q`" in answer.recommendation
-        assert all("family=" + family in e.row for e in answer.evidence)
+        assert all(
+            ("family", family) in e.where or e.where[0][0] == "config_id" for e in answer.evidence
+        )
     assert not [a for a in decision.answers if a.question == FALLBACK_QUESTION]
 
 

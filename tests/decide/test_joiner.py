@@ -9,8 +9,12 @@ from jobs.decision import write_decision
 from jobs.decision.join import join, subject_key
 from pipeline.decision import Answer, DecisionOptions, Evidence, StudyDecision
 
-SAVING = Evidence("mean saving", "$0.010000", "analysis/savings.parquet", "config_id=a, policy=p")
-RECALL = Evidence("mean recall of `q`", "0.786", "analysis/recall_by_config_arm.parquet", "arm=q")
+SAVING = Evidence(
+    "mean saving", "$0.010000", "analysis/savings.parquet", (("config_id", "a"), ("policy", "p"))
+)
+RECALL = Evidence(
+    "mean recall of `q`", "0.786", "analysis/recall_by_config_arm.parquet", (("arm", "q"),)
+)
 
 
 def _decision(

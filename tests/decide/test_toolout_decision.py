@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from jobs.decision.cited import disagreements
 from jobs.toolout.decision import NO_DIFFERENCE, Outputs, answer, decide
 from jobs.toolout.risk import SCHEMA as RISK_SCHEMA
 from jobs.toolout.risk import risk_table
@@ -193,10 +194,10 @@ def test_a_policy_that_rewrites_nothing_cached_has_no_price_flip() -> None:
     assert found.would_change[0].startswith("no single price change flips it")
 
 
-def test_the_gate_verdict_and_the_n_at_which_it_flips() -> None:
+def test_the_gate_verdict_names_the_n_it_assumed() -> None:
     gate = _evidence(answer(_outputs(gate=True), ANTHROPIC), "the gate's verdict")
     assert gate.startswith("approved 0 of 8 (usual reason below_break_even)")
-    assert "approves while R/D < 0.522" in gate  # 6 / 11.5
+    assert gate.endswith("it assumed N = 6 later requests")  # the break-even R/D is its own row
 
 
 def test_the_risk_counts_forced_exact_outputs_a_policy_compacted_anyway() -> None:
@@ -314,6 +315,7 @@ def test_a_run_analysed_by_the_real_jobs_decides_per_cache_model(analysed_run: P
 
     found = DEFINITION.decide(analysed_run, studies.layout(DEFINITION), DecisionOptions())
     assert found.study == "toolout" and found.run_name == "run-d" and not found.simulated
+    assert disagreements(found) == []  # every cited number is what its table gives back
     assert found.inputs == "c" * 64  # the corpus digest on the rows (the manifest has none)
     by_subject = {a.subject: a for a in found.answers}
     assert set(by_subject) == {"anthropic (anthropic:c)", "openai (openai:g)"}

@@ -214,9 +214,12 @@ def traces_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _decide(run_dir: Path, options: DecisionOptions) -> Any:
+    from jobs.decision.cited import disagreements
     from pipeline.studies.traces import DEFINITION
 
-    return DEFINITION.decide(run_dir, studies.layout(DEFINITION), options)
+    found = DEFINITION.decide(run_dir, studies.layout(DEFINITION), options)
+    assert disagreements(found) == []  # every cited number is what its table gives back
+    return found
 
 
 def test_the_analysed_run_gives_each_templates_class_and_the_frontier(traces_dir: Path) -> None:
