@@ -58,9 +58,11 @@ class Subject:
         self.configs = tuple(sorted(configs))
         self.family = family
 
-    def where(self, arm: str | None = None) -> Where:
-        """Its rows of a per-(configuration, arm) table: the family's, or every one."""
-        found: Where = (("family", self.family),) if self.family else ()
+    def where(self, arm: str | None = None, source: str = RECALL) -> Where:
+        """Its rows of a per-(configuration, arm) table: the family's (by its configurations
+        where the table has no `family` column: carrier retention), or every one."""
+        found: Where = (("family", self.family),) if self.family and source == RECALL else ()
+        found += () if source == RECALL else self.configs_where()
         return found + ((("arm", arm),) if arm else ())
 
     def configs_where(self) -> Where:
@@ -107,7 +109,8 @@ class Effects:
         mirrors the rule: its interval's ends swap, its wins are the table's losses)."""
         if self.arms is not None:
             leader, other = self.arms
-            return Number(shown, self.column, rule, s.where(leader), s.where(other))
+            at = (s.where(leader, self.source), s.where(other, self.source))
+            return Number(shown, self.column, rule, *at)
         if self.sign < 0:
             scale = -1.0 if rule in _SIGNED else 1.0
             return Number(shown, self.column, _MIRRORED.get(rule, rule), scale=scale)
@@ -135,7 +138,7 @@ def _means(found: Contest, measure: str, source: str, column: str, s: Subject) -
             f"mean {measure} of `{arm}` ({'leader' if arm == found.best else 'runner-up'})",
             f"{found.means[arm]:.3f} over {found.configs[arm]} configurations",
             source,
-            s.where(arm),
+            s.where(arm, source),
             (
                 Number(f"{found.means[arm]:.3f}", column, "mean"),
                 Number(f"{found.configs[arm]}", column, "count"),
@@ -153,7 +156,7 @@ def _evidence(found: Contest, measure: str, source: str, e: Effects, s: Subject)
     if found.runner_up is None or not found.n or found.effect is None:
         return evidence
     pair = f"{found.best} − {found.runner_up}"
-    where = s.configs_where() if e.arms is None else s.where()
+    where = s.configs_where() if e.arms is None else s.where(source=e.source)
     effect = signed(found.effect)
     n = f"n = {found.n} configurations"
     interval, loo, mde = found.interval, found.loo, found.mde

@@ -145,6 +145,8 @@ def agrees(shown: str, recomputed: float | None) -> bool:
     if recomputed is None:
         return False
     value, half = parse_shown(shown)
+    if not (math.isfinite(value) and math.isfinite(recomputed)):
+        return value == recomputed or (math.isnan(value) and math.isnan(recomputed))
     return abs(value - recomputed) <= half * (1 + 1e-9) + 1e-12
 
 

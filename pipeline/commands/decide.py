@@ -6,15 +6,17 @@ path that is not a run directory or a damaged run (the store's `validate_run_dir
 study that has no `decide` yet, `--retention` outside (0, 1], a `--template` that is not a
 readable file. Then each run's analysis is brought up to date by the registry's rule
 (`pipeline.studies.report`: analysed when never analysed, refused in one line when stale), its
-study's `decide` reads the outputs, and the joiner (jobs/decision/) writes decision.md and
-decision.json to `--out` (default: a new `decision-<UTC time>` directory beside the first
-run). The runs are otherwise only read.
+study's `decide` reads the outputs, every number it shows is recomputed from the table it
+cites (jobs/decision/cited.py; a disagreement is a bug: exit 1, no page), and the joiner
+(jobs/decision/) writes decision.md and decision.json to `--out` (default: a new
+`decision-<UTC time>` directory beside the first run). The runs are otherwise only read.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -91,12 +93,23 @@ def main(argv: list[str]) -> int:
     asked = options(args)
     runs = [(run_dir, *checked(run_dir)) for run_dir in args.run_dirs]
     from jobs.decision import write_decision
+    from jobs.decision.cited import disagreements
     from pipeline import studies
 
     decisions = []
     for run_dir, definition, decide in runs:
         studies.report(definition, run_dir)
         decisions.append(decide(run_dir, studies.layout(definition), asked))
+    wrong = [line for decision in decisions for line in disagreements(decision)]
+    if wrong:  # a slip in a study's decision, never the user's: no page with a wrong number
+        for line in wrong:
+            print(f"decide: {line}", file=sys.stderr)
+        print(
+            f"decide: {len(wrong)} numbers disagree with their tables; no page written (a bug: "
+            "please report it with these lines)",
+            file=sys.stderr,
+        )
+        return 1
     expected = [
         name for name in studies.names() if getattr(studies.definition(name), "decide", None)
     ]

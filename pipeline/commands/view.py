@@ -1,9 +1,11 @@
 """`python -m pipeline view RUN_DIR [RUN_DIR ...] [--port N]`: a local, read-only run viewer.
 
 Serves the runs on http://127.0.0.1:PORT/ (loopback only; the port is an option, 0 picks a
-free one), prints the URL, and stops on Ctrl-C. `--export OUT.html RUN_DIR` writes one
-self-contained HTML file instead (figures and data inline; opens from disk with no server) and
-prints its path and size, with a one-line warning on stderr above `export.WARN_BYTES` (50 MB);
+free one), prints the URL, and stops on Ctrl-C; `/decision` is the runs' decision page (the
+index links it). `--export OUT.html RUN_DIR` writes one self-contained HTML file instead (with
+several RUN_DIRs: their decision page and the tables it cites; figures and data inline; it
+opens from disk with no server) and prints its path and size, with a one-line warning on
+stderr above `export.WARN_BYTES` (50 MB);
 a path it cannot write (a directory, `/proc/x.html`) is one `error:` line, exit 2. The pages
 are `pipeline.view`'s.
 """
@@ -98,10 +100,8 @@ def main(argv: list[str]) -> int:
     from pipeline.view import open_runs, write_export
 
     if args.export is not None:
-        if len(args.run_dirs) != 1:
-            raise UserError("view --export writes one run: give exactly one RUN_DIR")
-        (run,) = open_runs(args.run_dirs)
-        size = write_export(run, args.export)
+        runs = open_runs(args.run_dirs)
+        size = write_export(runs, args.export)
         print(f"{args.export} ({size / 1e6:.1f} MB)")
         _warn_if_large(args.export, size)
         return 0

@@ -153,19 +153,36 @@ def analyzed(run_dir: Path, layout: Layout, analyze: Callable[[], T]) -> T:
     return result
 
 
+def stale_analysis(run_dir: Path, layout: Layout, recorded: Mapping[str, PartPrint]) -> str | None:
+    """The line saying the outputs are older than the tables, or None when they are current."""
+    changed = changed_parts(run_dir, layout, recorded)
+    if not changed:
+        return None
+    more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+    return (
+        f"{run_dir / ANALYSIS_DIR} is older than the tables it came from ({changed[0]}"
+        f"{more} changed since); run `python -m pipeline analyze {run_dir}` first"
+    )
+
+
+def analysis_not_current(run_dir: Path, layout: Layout) -> str | None:
+    """Why the run's analysis outputs cannot be read as they are (never analysed, or stale),
+    in one line; None when they come from the current tables. Reads only (the viewer)."""
+    recorded = recorded_inputs(run_dir)
+    if recorded is None:
+        return f"{run_dir} is not analysed yet; run `python -m pipeline analyze {run_dir}`"
+    return stale_analysis(run_dir, layout, recorded)
+
+
 def reported(run_dir: Path, layout: Layout, report: Callable[[], T], analyze: Callable[[], T]) -> T:
     """`report()` if the analysis outputs come from the current tables; `analyze()` (recorded)
     if the run has no record; a one-line RunDirError if the record is stale."""
     recorded = recorded_inputs(run_dir)
     if recorded is None:
         return analyzed(run_dir, layout, analyze)
-    changed = changed_parts(run_dir, layout, recorded)
-    if changed:
-        more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
-        raise RunDirError(
-            f"{run_dir / ANALYSIS_DIR} is older than the tables it came from ({changed[0]}"
-            f"{more} changed since); run `python -m pipeline analyze {run_dir}` first"
-        )
+    stale = stale_analysis(run_dir, layout, recorded)
+    if stale is not None:
+        raise RunDirError(stale)
     try:
         return report()
     except OSError as exc:

@@ -1,4 +1,5 @@
 """`view --export OUT.html RUN_DIR`: one self-contained HTML file of a run, for a supplement.
+`view --export OUT.html RUN_DIR RUN_DIR ...`: the runs' decision page and the tables it cites.
 
 The file holds the overview, the units table (every unit; filtered and sorted in the browser
 from the address's fragment, `#units?verdict=invalid&reason=R`) and every unit's page, each a
@@ -23,13 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from markupsafe import Markup
 
+from pipeline.decision import DecisionOptions
 from pipeline.usererror import UserError
-from pipeline.view import pages
+from pipeline.view import decision, pages
 from pipeline.view.guard import PathRefused
 from pipeline.view.links import ExportLinks
 from pipeline.view.runs import Run
@@ -74,24 +76,52 @@ def export_chunks(run: Run) -> Iterator[str]:
     yield tail
 
 
+def decision_chunks(runs: Sequence[Run]) -> Iterator[str]:
+    """The file of several runs: the decision page (what the file opens on), then every
+    table it cites, once each, its cited rows picked by the link's fragment. Each run's own
+    pages are in its single-run export (`view --export OUT.html RUN_DIR`)."""
+    found = decision.decided(runs, DecisionOptions())
+    cited: dict[tuple[int, str], str] = {}
+    for run, decided in found.decisions:
+        for answer in decided.answers:
+            for evidence in answer.evidence:
+                key = (run.index, evidence.source)
+                if evidence.source.endswith(".parquet") and key not in cited:
+                    cited[key] = f"t{run.index}-{len(cited)}"
+    links = ExportLinks(read_figure=_figure_bytes, table_ids=cited)
+    head, tail = _frame_of(f"decision over {len(runs)} runs", runs[0], links, home="decision")
+    yield head
+    yield _section("decision", pages.decision(runs, links, {}))
+    by_index = {run.index: run for run in runs}
+    for (index, source), anchor in cited.items():
+        yield "\n" + _section(anchor, pages.table(by_index[index], links, source, ()))
+    yield tail
+
+
 def export_html(run: Run) -> str:
     """The whole file as one string (tests; the command streams `export_chunks`)."""
     return "".join(export_chunks(run))
 
 
 def _frame(run: Run, links: ExportLinks) -> tuple[str, str]:
+    return _frame_of(run.name, run, links, home="overview")
+
+
+def _frame_of(name: str, run: Run, links: ExportLinks, home: str) -> tuple[str, str]:
     """The layout around the sections, split at the one place its content goes."""
     whole = (
         pages.environment()
         .get_template("layout.html")
         .render(
-            title=f"{run.name} — foldsweep export",
+            title=f"{name} — foldsweep export",
             content=Markup(CONTENT),
-            simulated=run.simulated,
+            simulated=run.simulated if home == "overview" else False,
             run=run,
             links=links,
             static=True,
-            run_name=run.name,
+            run_name=name,
+            home=home,
+            decision_export=home == "decision",
         )
     )
     head, found, tail = whole.partition(CONTENT)
@@ -103,9 +133,15 @@ def _section(anchor: str, page: pages.Page) -> str:
     return f'<section class="page" id="{anchor}">\n{page.content}\n</section>'
 
 
-def write_export(run: Run, out: Path) -> int:
+def write_export(runs: Run | Sequence[Run], out: Path) -> int:
     """Streams the export to `out` atomically; returns its size in bytes (ExportError if it
-    cannot be written, with no temporary file left)."""
+    cannot be written, with no temporary file left). One run: its pages; several: their
+    decision and the tables it cites (`decision_chunks`)."""
+    chunks = (
+        export_chunks(runs)
+        if isinstance(runs, Run)
+        else (export_chunks(runs[0]) if len(runs) == 1 else decision_chunks(runs))
+    )
     if out.is_dir():
         raise ExportError(
             f"view --export: {out} is a directory; give a file name, e.g. {out / 'run.html'}"
@@ -114,7 +150,7 @@ def write_export(run: Run, out: Path) -> int:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with temporary.open("w", encoding="utf-8") as sink:
-            for chunk in export_chunks(run):
+            for chunk in chunks:
                 sink.write(chunk)
         os.replace(temporary, out)
     except OSError as exc:

@@ -8,7 +8,7 @@ page's script applies in the browser, since a file has no server to page for it.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
@@ -41,6 +41,20 @@ class Links:
     def figure(self, run: Run, name: str) -> str | None:
         return f"/run/{run.index}/figure/{quote(name)}"
 
+    def decision(self, **params: object) -> str:
+        query = urlencode({k: str(v) for k, v in params.items() if v is not None})
+        return "/decision" + (f"?{query}" if query else "")
+
+    def table(self, run: Run, source: str, where: Sequence[tuple[str, str]]) -> str | None:
+        """The cited table, filtered to the cited rows (None: not a table the page can show)."""
+        if not source.endswith(".parquet"):
+            return None
+        query = urlencode(list(where))
+        return f"/run/{run.index}/table/{quote(source)}" + (f"?{query}" if query else "")
+
+    def table_anchor(self, run: Run, source: str) -> str | None:
+        return None
+
 
 @dataclass
 class ExportLinks(Links):
@@ -48,6 +62,7 @@ class ExportLinks(Links):
 
     unit_ids: dict[str, str] = field(default_factory=dict)
     read_figure: Callable[[Run, str], bytes | None] | None = None
+    table_ids: dict[tuple[int, str], str] = field(default_factory=dict)  # cited tables
     static = True
 
     def index(self) -> str:
@@ -66,6 +81,19 @@ class ExportLinks(Links):
 
     def compare(self, **params: object) -> str:
         return "#overview"
+
+    def decision(self, **params: object) -> str:
+        return "#decision"
+
+    def table(self, run: Run, source: str, where: Sequence[tuple[str, str]]) -> str | None:
+        anchor = self.table_anchor(run, source)
+        if anchor is None:
+            return None
+        query = urlencode(list(where))
+        return f"#{anchor}" + (f"?{query}" if query else "")
+
+    def table_anchor(self, run: Run, source: str) -> str | None:
+        return self.table_ids.get((run.index, source))
 
     def figure(self, run: Run, name: str) -> str | None:
         data = self.read_figure(run, name) if self.read_figure else None

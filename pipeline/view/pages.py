@@ -27,6 +27,7 @@ from markupsafe import Markup
 from pipeline.study import RunSection
 from pipeline.usererror import UserError
 from pipeline.view import compare as compare_mod
+from pipeline.view import decision as decision_mod
 from pipeline.view.links import Links
 from pipeline.view.overview import overview as build_overview
 from pipeline.view.runs import Run
@@ -54,7 +55,9 @@ def environment(study_templates: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["cell"] = as_text
+    env.filters["inline"] = decision_mod.inline
     env.globals["asset"] = _asset
+    env.globals["with_numbers"] = decision_mod.with_numbers
     return env
 
 
@@ -113,6 +116,8 @@ def index(runs: Sequence[Run], links: Links) -> Page:
     return _page(
         "index.html",
         runs=runs,
+        decidable=any(decision_mod.has_decision(r) for r in runs),
+        studies=sorted({r.study for r in runs}),
         links=links,
         simulated=all_simulated(runs),
         title="foldsweep runs",
@@ -251,4 +256,44 @@ def compare(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Pag
         run=None,
         simulated=all_simulated(runs),
         title="compare runs",
+    )
+
+
+def decision(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Page:
+    """The decision page of the runs (pipeline/view/decision.py)."""
+    found = decision_mod.decided(runs, decision_mod.options_of(params))
+    return _page(
+        "decision.html",
+        decided=found,
+        banner=decision_mod.banner(),
+        links=links,
+        run=None,
+        simulated=all_simulated(runs),
+        title="decision — foldsweep",
+    )
+
+
+def table(run: Run, links: Links, source: str, where: Sequence[tuple[str, str]]) -> Page:
+    """One table a decision cites, its cited rows first (`where`; every row when empty)."""
+    if not source.endswith(".parquet"):
+        raise UnitNotFound(f"{source} is not a table of run {run.name}")
+    try:
+        shown, matching, total = decision_mod.cited_rows(run, source, tuple(where))
+    except FileNotFoundError:
+        raise UnitNotFound(f"run {run.name} has no table {source}") from None
+    except pl.exceptions.ColumnNotFoundError as exc:
+        raise UnitNotFound(f"{source} has no such column: {exc}") from None
+    return _page(
+        "table.html",
+        run=run,
+        links=links,
+        source=source,
+        where=where,
+        named=", ".join(f"{c}={v}" for c, v in where),
+        shown=shown,
+        matching=matching,
+        total=total,
+        table_id=links.table_anchor(run, source) or "cited-table",
+        simulated=run.simulated,
+        title=f"{run.name} — {source}",
     )

@@ -3,7 +3,8 @@
 Routes (every one a GET; nothing writes):
 - `/` the runs; `/compare` every run side by side;
 - `/run/{i}/` overview, `/run/{i}/units` the units table, `/run/{i}/unit?row=ROW_ID`;
-- `/run/{i}/figure/{name}` one PNG of the run's `analysis/`, through `guard.inside`.
+- `/run/{i}/figure/{name}` one PNG of the run's `analysis/`, through `guard.inside`;
+- `/decision` the runs' decision page; `/run/{i}/table/{name}?col=value` a table it cites.
 A path that is not a route is a 404; a figure name the guard refuses is a 403 and is never
 opened; a bad run index or row is a 404 with one line. A request whose `Host` is not
 `127.0.0.1:PORT` or `localhost:PORT` is a 421 before any route runs (`pipeline.view.hosts`:
@@ -78,6 +79,18 @@ async def compare(request: web.Request) -> web.Response:
     return await _html(lambda: pages.compare(runs, Links(), params))
 
 
+async def decision(request: web.Request) -> web.Response:
+    params, runs = dict(request.query), request.app[RUNS]
+    return await _html(lambda: pages.decision(runs, Links(), params))
+
+
+async def table(request: web.Request) -> web.Response:
+    run = _run(request)
+    source = request.match_info["name"]
+    where = list(request.query.items())
+    return await _html(lambda: pages.table(run, Links(), source, where))
+
+
 async def figure(request: web.Request) -> web.StreamResponse:
     run = _run(request)
     name = request.match_info["name"]
@@ -99,4 +112,6 @@ def build_app(runs: Sequence[Run]) -> web.Application:
     app.router.add_get("/run/{index}/units", units)
     app.router.add_get("/run/{index}/unit", unit)
     app.router.add_get("/run/{index}/figure/{name:.+}", figure)
+    app.router.add_get("/decision", decision)
+    app.router.add_get("/run/{index}/table/{name:.+}", table)
     return app

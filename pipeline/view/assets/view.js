@@ -53,8 +53,8 @@
     });
     var shown = 0;
     Array.prototype.forEach.call(body.rows, function (row) {
-      var ok = indices.every(function (pair) {
-        return pair[0] < 0 || cellValue(row, pair[0]) === pair[1];
+      var ok = indices.every(function (pair) {  // "a|b": either value (a decision's rows)
+        return pair[0] < 0 || pair[1].split("|").indexOf(cellValue(row, pair[0])) >= 0;
       });
       if (ok && text) { ok = row.textContent.toLowerCase().indexOf(text) >= 0; }
       row.classList.toggle("hidden", !ok);
@@ -81,7 +81,7 @@
   function decodePart(text) { return decodeURIComponent((text || "").replace(/\+/g, " ")); }
 
   function parseFragment() {
-    var hash = window.location.hash.replace(/^#/, "") || "overview";
+    var hash = window.location.hash.replace(/^#/, "") || home();
     var parts = hash.split("?");
     var filters = {};
     if (parts[1]) {
@@ -93,12 +93,14 @@
     return { page: decodePart(parts[0]), filters: filters };
   }
 
+  function home() { return document.body.getAttribute("data-home") || "overview"; }
+
   function showFromFragment() {
     var target = parseFragment();
     var pages = document.querySelectorAll("section.page");
     var found = document.getElementById(target.page);
     Array.prototype.forEach.call(pages, function (page) {
-      page.classList.toggle("shown", found ? page === found : page.id === "overview");
+      page.classList.toggle("shown", found ? page === found : page.id === home());
     });
     staticFilters = target.filters;
     var table = document.getElementById("units-table");
@@ -106,6 +108,11 @@
       var shown = applyFilters(table, staticFilters, "");
       var counter = document.getElementById("units-shown");
       if (counter) { counter.textContent = String(shown); }
+    }
+    if (found) {  // a table a decision cites: its cited rows, from the fragment
+      Array.prototype.forEach.call(found.querySelectorAll("table.cited-table"), function (cited) {
+        applyFilters(cited, staticFilters, "");
+      });
     }
     window.scrollTo(0, 0);
   }
