@@ -102,6 +102,19 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Effect:
+    """An answer's headline estimate with its 95% interval, drawn in the decision's figure
+    against `reference` (0 for a difference; the retention goal for facts kept)."""
+
+    label: str  # what is estimated: "q − j", "`deterministic` saving", "`extractive` keeps"
+    estimate: float
+    lo: float
+    hi: float
+    unit: str  # "recall", "USD per session", "share of facts kept"
+    reference: float = 0.0
+
+
+@dataclass(frozen=True)
 class Answer:
     """One question answered (or not) for one subject: the panel, a model family, a provider's
     cache model, a chat template.
@@ -116,6 +129,7 @@ class Answer:
     evidence: tuple[Evidence, ...] = ()
     would_decide: str | None = None
     would_change: tuple[str, ...] = ()  # what would flip the recommendation, as numbers
+    effect: Effect | None = None  # the headline estimate, for the figure
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,15 @@ from jobs.carrier.report_sections import signed
 from jobs.carrier.run_all import SUMMARY_FILE
 from jobs.decided_run import study_decision
 from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
-from pipeline.decision import Answer, DecisionOptions, Evidence, Number, StudyDecision, Where
+from pipeline.decision import (
+    Answer,
+    DecisionOptions,
+    Effect,
+    Evidence,
+    Number,
+    StudyDecision,
+    Where,
+)
 from pipeline.store import Layout
 
 QUESTION = "carrier: which representation should the compaction summariser write?"
@@ -265,8 +273,9 @@ def answer(
     """One subject's answer on one measure (module docstring)."""
     evidence = tuple(_evidence(found, measure, *sources, s))
     why, would = _why_not(found, measure)
+    effect = _effect(found, measure)
     if why is not None:
-        return Answer(question, s.name, None, why, evidence, would)
+        return Answer(question, s.name, None, why, evidence, would, effect=effect)
     interval = found.interval
     assert interval is not None and found.runner_up is not None and found.effect is not None
     return Answer(
@@ -282,7 +291,17 @@ def answer(
             "interval: no decision",
             f"another arm whose mean {measure} exceeds {found.means[found.best]:.3f}",
         ),
+        effect=effect,
     )
+
+
+def _effect(found: Contest, measure: str) -> Effect | None:
+    """The leader's paired effect against the runner-up with its t interval, when it has one."""
+    interval = found.interval
+    if found.runner_up is None or found.effect is None or interval is None:
+        return None
+    label = f"`{found.best}` − `{found.runner_up}`"
+    return Effect(label, found.effect, interval.lo, interval.hi, measure)
 
 
 def _cells(table: pl.DataFrame, value: str, s: Subject) -> pl.DataFrame:
@@ -330,6 +349,7 @@ def _with_fallback(decided: Answer, fallback: Answer | None) -> Answer:
         decided.evidence,
         decided.would_decide,
         decided.would_change,
+        decided.effect,
     )
 
 

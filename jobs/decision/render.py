@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jobs.decision.figure import FIGURE, SIMULATED_FIGURE
 from jobs.decision.join import SIMULATED_BANNER, Page, Paragraph
 from pipeline.decision import Answer, DecisionOptions, StudyDecision
 
@@ -83,8 +84,14 @@ def _detail(decision: StudyDecision) -> list[str]:
     return lines
 
 
-def render(page: Page, decisions: Sequence[StudyDecision], options: DecisionOptions) -> str:
-    """The whole decision.md."""
+def render(
+    page: Page,
+    decisions: Sequence[StudyDecision],
+    options: DecisionOptions,
+    figures: Sequence[str] = (),
+) -> str:
+    """The whole decision.md; `figures` the file names of its figures (the real runs' after
+    the lead, the simulated runs' under their banner)."""
     lines = [TITLE, "", _asked(options), "", *_runs(decisions), ""]
     lines += [f"**Not pooled.** {note}." for note in page.side_by_side]
     lines += [""] if page.side_by_side else []
@@ -94,10 +101,16 @@ def render(page: Page, decisions: Sequence[StudyDecision], options: DecisionOpti
         + (" (the simulated runs are below, under their banner)." if page.simulated else "."),
         "",
     ]
+    lines += [f"![Each answer's estimate with its 95% interval]({FIGURE})", ""] * (
+        FIGURE in figures
+    )
     lines += ["## What is missing", "", *_bullets(page.missing, "Nothing."), ""]
     lines += ["## What would change this", "", *_bullets(page.would_change, "Nothing."), ""]
     if page.simulated:
         lines += [f"## {SIMULATED_BANNER}", "", *_paragraphs(page.simulated)]
+        lines += [f"![Simulated answers' estimates]({SIMULATED_FIGURE})", ""] * (
+            SIMULATED_FIGURE in figures
+        )
     lines += ["## Detail by run", ""]
     for decision in decisions:
         lines += _detail(decision)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs import io
+from jobs.decision.figure import write_figures
 from jobs.decision.join import SIMULATED_BANNER, Page, Paragraph, join
 from jobs.decision.render import render
 from pipeline.decision import DecisionOptions, StudyDecision
@@ -73,11 +74,14 @@ def write_decision(
     options: DecisionOptions,
     out: Path,
     expected: Sequence[str],
-) -> tuple[Path, Path]:
-    """decision.md and decision.json in `out` (created); `expected` names every study that
-    has a decision, so a study with no run here is named as missing."""
+) -> tuple[Path, ...]:
+    """decision.md, decision.json and the figures (jobs/decision/figure.py) in `out`
+    (created); `expected` names every study that has a decision, so a study with no run here
+    is named as missing."""
     page = join(decisions, expected)
     out.mkdir(parents=True, exist_ok=True)
-    markdown = io.write_text(render(page, decisions, options), out / MARKDOWN)
+    figures = write_figures(decisions, out)
+    text = render(page, decisions, options, [f.name for f in figures])
+    markdown = io.write_text(text, out / MARKDOWN)
     data = io.write_json(payload(decisions, options, page), out / JSON)
-    return markdown, data
+    return (markdown, data, *figures)

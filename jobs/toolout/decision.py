@@ -36,7 +36,15 @@ from jobs.toolout.risk import SCHEMA as RISK_SCHEMA
 from jobs.toolout.risk import risk_table
 from jobs.toolout.savings import CONTROL
 from jobs.toolout.tables import final_units, load, scan_lazy
-from pipeline.decision import Answer, DecisionOptions, Evidence, Number, StudyDecision, Where
+from pipeline.decision import (
+    Answer,
+    DecisionOptions,
+    Effect,
+    Evidence,
+    Number,
+    StudyDecision,
+    Where,
+)
 from pipeline.store import Layout
 
 QUESTION = "tool output: compact it under this provider's prompt cache, and how?"
@@ -286,6 +294,15 @@ def _runner_up(ranked: pl.DataFrame) -> list[str]:
     ]
 
 
+def _effect(row: dict[str, Any]) -> Effect | None:
+    """A policy's mean saving per session with its bootstrap interval, when it has one."""
+    lo, hi = row["mean_ci_lo"], row["mean_ci_hi"]
+    if lo is None or hi is None or row["mean_saving_usd"] is None:
+        return None
+    label = f"`{row['policy']}` saving"
+    return Effect(label, row["mean_saving_usd"], lo, hi, "USD per session")
+
+
 def _undecided(subject: str, ranked: pl.DataFrame, note: str | None) -> Answer:
     """No interval above 0: what the best mean saving would need to be detected."""
     if ranked.height == 0:
@@ -316,6 +333,7 @@ def _undecided(subject: str, ranked: pl.DataFrame, note: str | None) -> Answer:
         _with_note(reason, note),
         evidence=(_saving(top),),
         would_decide=would,
+        effect=_effect(top),
     )
 
 
@@ -349,6 +367,7 @@ def answer(o: Outputs, config: dict[str, Any]) -> Answer:
             _risk(o, best),
         ),
         would_change=(_price_flip(o, best), *_runner_up(policies)),
+        effect=_effect(best),
     )
 
 

@@ -33,7 +33,7 @@ from jobs.stats import bootstrap_mean_interval
 from jobs.traces.compression import ALL_BANDS
 from jobs.traces.paired import BASELINE
 from pipeline.config.schema import BootstrapConfig
-from pipeline.decision import Answer, Evidence, Number, Where
+from pipeline.decision import Answer, Effect, Evidence, Number, Where
 
 QUESTION = "reasoning: which summariser keeps the facts at the least length?"
 PAIRS = "analysis/compression_pairs.parquet"
@@ -187,7 +187,20 @@ def _undecided(
             "construction (extractive, hybrid)"
         )
     evidence = kept_evidence(where[0], top, where[1])
-    return Answer(QUESTION, subject, None, reason, evidence=(evidence,), would_decide=would)
+    return Answer(
+        QUESTION,
+        subject,
+        None,
+        reason,
+        evidence=(evidence,),
+        would_decide=would,
+        effect=_effect(top, goal),
+    )
+
+
+def _effect(p: ArmPoint, goal: float) -> Effect:
+    """An arm's share of facts kept with its bootstrap interval, against the goal."""
+    return Effect(f"`{p.arm}` keeps", p.mean, p.lo, p.hi, "share of facts kept", goal)
 
 
 def frontier_answer(
@@ -253,4 +266,5 @@ def frontier_answer(
         f"its 95% retention interval reaches {goal:.0%}; {how}{note}",
         evidence=tuple(evidence),
         would_change=would_change,
+        effect=_effect(best, goal),
     )

@@ -44,7 +44,12 @@ def test_a_simulated_run_never_recommends(
     assert code == 0 and out.split() == [
         str(tmp_path / "decision.md"),
         str(tmp_path / "decision.json"),
+        str(tmp_path / "decision-simulated.png"),  # never decision.png: no real answer
     ]
+    from PIL import Image
+
+    with Image.open(tmp_path / "decision-simulated.png") as figure:
+        assert figure.info.get("Description", "").startswith("SIMULATED")
     page = (tmp_path / "decision.md").read_text(encoding="utf-8")
     lead = page.split("## What to do")[1].split("## What is missing")[0]
     assert "nothing is recommended" in lead and "`q`" not in lead
@@ -81,6 +86,31 @@ def test_runs_on_other_inputs_are_listed_side_by_side(
     page = written.read_text(encoding="utf-8")
     assert "**Not pooled.**" in page and "**carrier** (other, panel)" in page
     assert "toolout: no run of this study is on this page" in page
+    # the real answers' figure: one interval per answer with an estimate, unmarked
+    assert "![Each answer's estimate with its 95% interval](decision.png)" in page
+    assert "decision-simulated.png" not in page
+    from PIL import Image
+
+    with Image.open(written.with_name("decision.png")) as figure:
+        assert "Description" not in figure.info and figure.size[1] > 200
+
+
+def test_a_number_its_table_does_not_give_back_stops_the_page(
+    runs: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from jobs.decision import recompute
+
+    monkeypatch.setitem(recompute.RULES, "mean", lambda values: -1.0)
+    code, out, err = _decide([str(runs["real"]), "--out", str(tmp_path / "d")], capsys)
+    assert code == 1 and out == "" and not (tmp_path / "d").exists()
+    first = err.splitlines()[0]
+    assert first.startswith("decide: real: panel: mean recall of `q` (leader) shows ")
+    assert first.endswith("gives mean(mean_recall) = -1.0")
+    assert err.strip().splitlines()[-1].startswith("decide: ")
+    assert "numbers disagree with their tables; no page written" in err
 
 
 def _echo_run(run_dir: Path) -> Path:

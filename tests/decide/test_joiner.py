@@ -74,7 +74,7 @@ def test_one_paragraph_per_subject_joins_every_study_that_answers_it() -> None:
 
 
 def test_the_page_leads_with_what_to_do(tmp_path: Path) -> None:
-    md, _ = write_decision([CARRIER, TOOLOUT], DecisionOptions(), tmp_path, ["carrier", "toolout"])
+    md, *_ = write_decision([CARRIER, TOOLOUT], DecisionOptions(), tmp_path, ["carrier", "toolout"])
     page = md.read_text(encoding="utf-8")
     order = ["## What to do", "## What is missing", "## What would change this", "## Detail"]
     assert [page.index(h) for h in order] == sorted(page.index(h) for h in order)
