@@ -79,6 +79,11 @@ async def client(traces_dir: Path, tmp_path: Path) -> AsyncIterator[TestClient]:
         "/../../etc/passwd",
         "/run/1/",
         "/run/-1/figure/visibility.png",
+        "/run/0/table/../../manifest.json",
+        "/run/0/table/%2e%2e/%2e%2e/outside.parquet",
+        "/run/0/table/analysis%2f..%2f..%2foutside.parquet",
+        "/run/0/table/analysis/leak.png",
+        "/run/0/table/manifest.json",
     ],
 )
 async def test_server_serves_nothing_outside_the_run_dir(
