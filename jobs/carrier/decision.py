@@ -144,7 +144,7 @@ def _means(found: Contest, measure: str, source: str, column: str, s: Subject) -
     return [
         Evidence(
             f"mean {measure} of `{arm}` ({'leader' if arm == found.best else 'runner-up'})",
-            f"{found.means[arm]:.3f} over {found.configs[arm]} configurations",
+            f"{found.means[arm]:.3f} over {_configurations(found.configs[arm])}",
             source,
             s.where(arm, source),
             (
@@ -166,7 +166,7 @@ def _evidence(found: Contest, measure: str, source: str, e: Effects, s: Subject)
     pair = f"{found.best} − {found.runner_up}"
     where = s.configs_where() if e.arms is None else s.where(source=e.source)
     effect = signed(found.effect)
-    n = f"n = {found.n} configurations"
+    n = f"n = {_configurations(found.n)}"
     interval, loo, mde = found.interval, found.loo, found.mde
     numbers = [e.number(effect, "mean", s)]
     ci = "—"
@@ -230,6 +230,10 @@ def _evidence(found: Contest, measure: str, source: str, e: Effects, s: Subject)
     return evidence
 
 
+def _configurations(n: int) -> str:
+    return f"{n} configuration" + ("" if n == 1 else "s")
+
+
 def _why_not(found: Contest, measure: str) -> tuple[str | None, str | None]:
     """(why no decision, what would decide), or (None, None) when the contest decides."""
     best = found.means[found.best]
@@ -249,7 +253,7 @@ def _why_not(found: Contest, measure: str) -> tuple[str | None, str | None]:
             f"{needed} configurations at this spread of the {measure} effect (n = "
             f"⌈({MDE_Z:.2f} · sd / effect)²⌉, sd {found.sd:.3f}, effect {signed(found.effect)})"
         )
-    elif found.n < 2:
+    elif found.n < MIN_CELL_N:  # too few configurations for a spread to mean anything
         at_spread = f"at least {MIN_CELL_N} configurations that run both arms ({measure})"
     else:  # no spread or no effect: more configurations like these cannot separate the arms
         at_spread = (
@@ -258,7 +262,7 @@ def _why_not(found: Contest, measure: str) -> tuple[str | None, str | None]:
         )
     if found.n < MIN_CELL_N:
         return (
-            f"only {found.n} configurations ran both `{found.best}` and `{found.runner_up}` "
+            f"only {_configurations(found.n)} ran both `{found.best}` and `{found.runner_up}` "
             f"(a decision needs {MIN_CELL_N})",
             at_spread,
         )

@@ -61,3 +61,30 @@ def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_pa
         assert "LLAMA_API_KEY" not in json.dumps(described["argv"])
     report = (run_dir / "analysis" / "report.md").read_text()
     assert not report.startswith("SIMULATED")
+    _the_floor_gives_no_decision_with_the_retention_fallback(run_dir, tmp_path / "decision")
+
+
+def _the_floor_gives_no_decision_with_the_retention_fallback(run_dir: Path, out: Path) -> None:
+    """Issue 34's floor case: tiny models recall almost nothing, so `decide` recommends no
+    carrier and falls back on the carrier retention contrast, saying so."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "decide", str(run_dir), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    decision = json.loads((out / "decision.json").read_text())
+    (carrier,) = decision["decisions"]
+    assert carrier["simulated"] is False
+    answers = {(a["question"], a["subject"]): a for a in carrier["answers"]}
+    recall = answers[
+        ("carrier: which representation should the compaction summariser write?", "panel")
+    ]
+    assert recall["recommendation"] is None
+    assert recall["reason"].startswith("recall is at the floor")
+    assert "falling back on the carrier retention contrast" in recall["reason"]
+    assert any(q.startswith("carrier (fallback, recall undecided)") for q, _ in answers)
+    assert all(not p["recommendations"] for p in decision["recommendations"])
