@@ -29,14 +29,27 @@ _SUBJECT_END = re.compile(r" \(|, ")
 
 
 @dataclass(frozen=True)
+class Said:
+    """One study's answer in a paragraph: who says it, what (`head`: the recommendation or
+    "no decision: why"), and the numbers it rests on, each naming its table (`evidence`)."""
+
+    study: str
+    run_name: str
+    subject: str
+    head: str
+    evidence: str
+
+
+@dataclass(frozen=True)
 class Paragraph:
-    """One subject's joined answers: `text` (markdown) and the recommendations it carries
-    (for a simulated paragraph, what it would recommend)."""
+    """One subject's joined answers: `text` (markdown), the recommendations it carries (for a
+    simulated paragraph, what it would recommend) and its answers one by one (`said`)."""
 
     subject: str
     text: str
     recommendations: tuple[str, ...]
     simulated: bool
+    said: tuple[Said, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,15 +71,19 @@ def cite(evidence: Evidence) -> str:
     return f"{evidence.label} {evidence.value} [{evidence.source}{row}]"
 
 
-def _sentence(decision: StudyDecision, answer: Answer) -> str:
+def _said(decision: StudyDecision, answer: Answer) -> Said:
     said = answer.recommendation
     if said is None:
         head = f"no decision: {answer.reason}"
     else:
         head = f"would recommend: {said}" if decision.simulated else f"{said} ({answer.reason})"
     numbers = "; ".join(cite(e) for e in answer.evidence)
-    return f"**{decision.study}** ({decision.run_name}, {answer.subject}): {head}" + (
-        f". Evidence: {numbers}." if numbers else "."
+    return Said(decision.study, decision.run_name, answer.subject, head, numbers)
+
+
+def _sentence(said: Said) -> str:
+    return f"**{said.study}** ({said.run_name}, {said.subject}): {said.head}" + (
+        f". Evidence: {said.evidence}." if said.evidence else "."
     )
 
 
@@ -77,19 +94,23 @@ def _paragraphs(decisions: Sequence[StudyDecision], simulated: bool) -> tuple[Pa
             continue
         for answer in decision.answers:
             joined.setdefault(subject_key(answer.subject), []).append((decision, answer))
-    return tuple(
-        Paragraph(
-            subject=key,
-            text=" ".join(_sentence(d, a) for d, a in joined[key]),
-            recommendations=tuple(
-                f"{d.study} ({d.run_name}): {a.recommendation}"
-                for d, a in joined[key]
-                if a.recommendation is not None
-            ),
-            simulated=simulated,
+    paragraphs = []
+    for key in sorted(joined, key=lambda k: (k != EVERY, k)):
+        said = tuple(_said(d, a) for d, a in joined[key])
+        paragraphs.append(
+            Paragraph(
+                subject=key,
+                text=" ".join(_sentence(s) for s in said),
+                recommendations=tuple(
+                    f"{d.study} ({d.run_name}): {a.recommendation}"
+                    for d, a in joined[key]
+                    if a.recommendation is not None
+                ),
+                simulated=simulated,
+                said=said,
+            )
         )
-        for key in sorted(joined, key=lambda k: (k != EVERY, k))
-    )
+    return tuple(paragraphs)
 
 
 def _side_by_side(decisions: Sequence[StudyDecision]) -> tuple[str, ...]:
