@@ -14,8 +14,10 @@ and hands it to the study's runner as the runner's `ChatClient`. For each reques
 5. the request is sent; the provider refusing the account (`ProviderCreditsExhausted`, a 402)
    stops the unit like the budget does (`ProviderCreditsStop`: not run, `provider_credits`);
 6. a reply without complete usage is priced at an upper estimate (`usage.upper_usage`), never
-   $0; the reply is stored in the cache before the study sees it, then billed and recorded:
-   what it spent is the provider's own charge where the reply states one, else that cost.
+   $0; the reply is stored in the cache before the study sees it, with the configuration and
+   model it answers for (`cache list` sums what each configuration's entries cost), then billed
+   and recorded: what it spent is the provider's own charge where the reply states one, else
+   that cost.
 
 Records: one per HTTP request actually sent (`attempt_in_request` 0, 1, ... for a request the
 client retried), one per cache hit, rendering and token count.
@@ -52,7 +54,7 @@ from pipeline.study import Record, UnitSpec
 from pipeline.sweep.bill import BillCounter, spend_of
 from pipeline.sweep.budget import BudgetGate, BudgetStop, ProviderCreditsStop
 from pipeline.sweep.progress import LiveCounts
-from pipeline.sweep.response_cache import ResponseCache
+from pipeline.sweep.response_cache import Origin, ResponseCache
 
 TemplateCall = Callable[[ChatRequest], Awaitable[str]]
 
@@ -130,6 +132,7 @@ class RequestBoundary:
         self.bill = BillCounter()
         self.records: list[Record] = []
         self._position = 0
+        self._origin = Origin(spec.config_id, context.endpoint.model)
         self._encoding = isinstance(inner, EncodingClient)
         if renderer_of(inner) is not None:
             self.apply_template = self._template
@@ -173,7 +176,7 @@ class RequestBoundary:
         if not response.usage.reported:
             response = replace(response, cost_usd=self._upper_cost(request, payload, response))
         if ctx.cache is not None:
-            ctx.cache.put(slot.key, "chat", reply_to_json(response))
+            ctx.cache.put(slot.key, "chat", reply_to_json(response), origin=self._origin)
         if ctx.gate is not None:
             ctx.gate.settle(reserved, spend_of(response))
         self._retried(slot, sent[:-1])
@@ -235,7 +238,7 @@ class RequestBoundary:
             self._failed(slot, exc, started, reserved)
             raise
         if ctx.cache is not None:
-            ctx.cache.put(slot.key, "template", {"prompt": prompt})
+            ctx.cache.put(slot.key, "template", {"prompt": prompt}, origin=self._origin)
         if ctx.gate is not None:
             ctx.gate.settle(reserved, 0.0)
         self._rendered(slot, hit=False, latency=time.perf_counter() - started)

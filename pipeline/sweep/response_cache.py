@@ -22,6 +22,13 @@ truncated, foreign-version or expired entry is a miss, never a crash. The CRC de
 it authenticates nothing (docs/cluster.md, who may write a cache directory). Records are not
 fsynced: a process kill keeps them; a power cut may lose the last.
 
+Each entry also names the configuration and model whose request wrote it (`Origin`, in the
+payload beside the reply), so `cache list` can say what each configuration's replies cost and
+`cache clear --config` can drop one. The cache key does not contain the configuration: two
+configurations that send the same body to the same server share an entry, and it names the
+one that paid for it. Entries written before the origin was stored have none, and read as
+before ("unknown configuration").
+
 The index (key -> where) is read from the directory's segments when the cache is first asked,
 and entries this process writes join it; another process's entries written later are not seen
 until the next session (each (unit, request position) is asked by one worker). Only the reply
@@ -57,12 +64,20 @@ def shared_cache_root() -> Path:
     return Path(root) / "responses"
 
 
+class Origin(NamedTuple):
+    """Who wrote an entry: the configuration whose request it answers, and its model."""
+
+    config_id: str
+    model: str
+
+
 @dataclass(frozen=True)
 class CacheEntry:
     key: str
     kind: str  # chat | template
     created: float  # epoch seconds
     reply: dict[str, Any]
+    origin: Origin | None = None  # None: written before entries named their configuration
 
 
 @dataclass(frozen=True)
@@ -87,6 +102,17 @@ class Dropped:
     @property
     def total(self) -> int:
         return self.expired + self.unreadable + self.superseded
+
+
+@dataclass(frozen=True)
+class Removed:
+    """What `remove` did: the entries it was asked to drop, the ones it kept, and the records
+    the rewrite dropped on the way (as `prune` would), each counted once."""
+
+    removed: int
+    kept: int
+    superseded: int  # a later record of the same key answered instead
+    unreadable: int  # damaged stretches, and records that could not be read back
 
 
 class _Where(NamedTuple):
@@ -153,11 +179,22 @@ class ResponseCache:
         return sorted(p for p in self.root.glob(SEGMENT_GLOB) if p.is_file())
 
     # -- writing ----------------------------------------------------------------------------
-    def put(self, key: str, kind: str, reply: dict[str, Any], created: float | None = None) -> None:
+    def put(
+        self,
+        key: str,
+        kind: str,
+        reply: dict[str, Any],
+        created: float | None = None,
+        origin: Origin | None = None,
+    ) -> None:
         """Append one whole record to this process's segment, in one write; `created` is now
         unless given (a prune keeps each entry's age, so its TTL is not restarted)."""
-        payload = orjson.dumps({"kind": kind, "reply": reply})
-        created = self.clock() if created is None else created
+        record: dict[str, Any] = {"kind": kind, "reply": reply}
+        if origin is not None:
+            record["config_id"], record["model"] = origin
+        self._append(key, orjson.dumps(record), self.clock() if created is None else created)
+
+    def _append(self, key: str, payload: bytes, created: float) -> None:
         crc = zlib.crc32(payload)
         header = b"%s %s %.6f %d %08x\n" % (MAGIC, key.encode(), created, len(payload), crc)
         fd = self._writer()
@@ -227,12 +264,46 @@ class ResponseCache:
         )
         fresh = ResponseCache(self.root, clock=self.clock)
         for key, entry in live:
-            fresh.put(key, entry.kind, entry.reply, entry.created)
+            fresh.put(key, entry.kind, entry.reply, entry.created, entry.origin)
         fresh.close(sync=True)  # on disk before the only other copy is deleted
         for path in old:
             path.unlink(missing_ok=True)
         self._index = None
         return dropped
+
+    def remove(self, chosen: Callable[[CacheEntry], bool]) -> Removed:
+        """Drop the entries `chosen` picks: every other record that is the latest of its key
+        (expired ones and ones that are no reply included) is copied byte for byte, with its
+        age, into one new segment (synced) before the old segments are deleted, as `prune`
+        does. Picks nothing: changes nothing. Records another process appends meanwhile are
+        not seen: run it alone (the `cache` command takes the lock)."""
+        self._index = None
+        old = self.segments()
+        index = self.index()
+        kept: list[tuple[str, bytes, float]] = []
+        removed = unreadable = 0
+        for key, where in index.items():
+            payload = _read_at(where)
+            if payload is None:
+                unreadable += 1
+                continue
+            entry = _entry(key, where.created, payload)
+            if entry is not None and chosen(entry):
+                removed += 1
+            else:
+                kept.append((key, payload, where.created))
+        superseded = self._records - len(index)
+        if removed == 0:
+            self._index = None
+            return Removed(0, len(kept), 0, 0)
+        fresh = ResponseCache(self.root, clock=self.clock)
+        for key, payload, created in kept:
+            fresh._append(key, payload, created)
+        fresh.close(sync=True)  # on disk before the only other copy is deleted
+        for path in old:
+            path.unlink(missing_ok=True)
+        self._index = None
+        return Removed(removed, len(kept), superseded, unreadable + self._damaged)
 
     def clear(self) -> tuple[int, int]:
         """Delete every segment; returns how many whole records and unreadable stretches
@@ -319,4 +390,8 @@ def _entry(key: str, created: float, payload: bytes) -> CacheEntry | None:
     kind, reply = data.get("kind"), data.get("reply")
     if not isinstance(kind, str) or not isinstance(reply, dict):
         return None
-    return CacheEntry(key, kind, created, reply)
+    config_id, model = data.get("config_id"), data.get("model")
+    origin = None
+    if isinstance(config_id, str) and isinstance(model, str):
+        origin = Origin(config_id, model)
+    return CacheEntry(key, kind, created, reply, origin)
