@@ -13,6 +13,7 @@ nothing marked; the page says it was refused and shows everything the tables hol
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,13 +37,26 @@ class Fold:
     facts: dict[str, Any]
 
 
+def tool_call_parts(call: Mapping[str, Any]) -> tuple[str, str]:
+    """A tool call's name and arguments text, from either shape a transcript holds: OpenAI's
+    `{"function": {"name", "arguments"}}` or the fixture's top-level `name` and `arguments`.
+    Arguments that are not a string (an object, as some exporters write them) become JSON."""
+    function = call.get("function")
+    source = function if isinstance(function, Mapping) else call
+    name = source.get("name")
+    arguments = source.get("arguments")
+    if arguments is not None and not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    return str(name or "?"), arguments or ""
+
+
 def _chunk_text(chunk: dict[str, Any]) -> str:
     lines = []
     for message in chunk.get("messages") or []:
         text = message.get("content") or ""
         for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            text += f"\n[tool call {function.get('name')}] {function.get('arguments')}"
+            name, arguments = tool_call_parts(call)
+            text += f"\n[tool call {name}] {arguments}"
         lines.append(f"{message.get('role')}: {text}")
     return "\n".join(lines)
 
