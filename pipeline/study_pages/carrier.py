@@ -9,11 +9,12 @@ more than one), or one whose carrier was unusable; clipping is the carry cap's `
 Planted values are marked wherever they appear: graded ones `graded`, the others `planted`.
 A `fixture.json` the guard refuses (a symlink out of the run) leaves the chunks unshown and
 nothing marked; the page says it was refused and shows everything the tables hold.
+Every request of the unit, its messages as sent and its reply, comes from `carrier_exchanges`
+(its own template, `unit_carrier_exchanges.html`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from markupsafe import Markup, escape
 
 from pipeline.study import RunSection, UnitPage
 from pipeline.study_pages import BuiltInPages
+from pipeline.study_pages.carrier_exchanges import tool_call_parts, unit_exchanges
 from pipeline.view.highlight import mark
 from pipeline.view.runs import Run
 
@@ -35,19 +37,6 @@ class Fold:
     after: Markup
     marks: list[str]
     facts: dict[str, Any]
-
-
-def tool_call_parts(call: Mapping[str, Any]) -> tuple[str, str]:
-    """A tool call's name and arguments text, from either shape a transcript holds: OpenAI's
-    `{"function": {"name", "arguments"}}` or the fixture's top-level `name` and `arguments`.
-    Arguments that are not a string (an object, as some exporters write them) become JSON."""
-    function = call.get("function")
-    source = function if isinstance(function, Mapping) else call
-    name = source.get("name")
-    arguments = source.get("arguments")
-    if arguments is not None and not isinstance(arguments, str):
-        arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
-    return str(name or "?"), arguments or ""
 
 
 def _chunk_text(chunk: dict[str, Any]) -> str:
@@ -125,8 +114,12 @@ def carrier_unit(run: Run, row: Mapping[str, Any]) -> dict[str, Any]:
         )
         before = after
     checks = run.rows_for("checks", row_id).sort("label").to_dicts()
+    exchanges = unit_exchanges(
+        run.manifest, row, folds, fixture=fixture, refused=refused, marks=marks
+    )
     return {
         "folds": chain,
+        "exchanges": exchanges,
         "final_carrier": mark(row.get("final_carrier"), marks),
         "answer": mark(row.get("answer_text"), marks),
         "checks": checks,

@@ -13,7 +13,8 @@ import yaml
 from pipeline.carrier.config import ScenarioConfig
 from pipeline.carrier.fixture import fixture_dict, generate
 from pipeline.config.strict import build
-from pipeline.study_pages.carrier import fixture_chunks, tool_call_parts
+from pipeline.study_pages.carrier import fixture_chunks
+from pipeline.study_pages.carrier_exchanges import tool_call_parts
 from pipeline.view import open_runs
 from tests.view.rundirs import carrier_run
 
