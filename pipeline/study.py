@@ -60,6 +60,9 @@ class TableSpec:
     name: str
     columns: tuple[Column, ...]
     sort_keys: tuple[str, ...] = ("row_id",)
+    # columns an earlier version of the study did not write: a part without them still reads,
+    # with nulls there, so an older run directory opens, analyzes and resumes
+    added_later: frozenset[str] = frozenset()
 
 
 class UnitKey(NamedTuple):

@@ -69,8 +69,11 @@ FOLDS = TableSpec(
         Column("clipped", "bool"),
         Column("usable", "bool"),
         Column("carried_text", "string"),
+        Column("reply_text", "string"),
+        Column("reply_refusal", "string"),
     ),
     sort_keys=("row_id", "fold_index"),
+    added_later=frozenset({"reply_text", "reply_refusal"}),  # issue 35
 )
 
 TABLES = (CHECKS, FOLDS)
@@ -163,6 +166,8 @@ def trajectory_records(ctx: RowContext, result: TrajectoryResult) -> UnitResult:
             "clipped": f.clipped,
             "usable": f.usable,
             "carried_text": f.carried_text,
+            "reply_text": f.reply_text,
+            "reply_refusal": f.reply_refusal,
         }
         for f in folds
     ]

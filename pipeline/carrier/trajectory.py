@@ -54,6 +54,8 @@ class FoldRecord:
     completion_tokens: int | None
     cached_tokens: int | None  # None: the reply reported no usage
     reply_chars: int
+    reply_text: str  # the reply's content as the endpoint returned it, before any parsing
+    reply_refusal: str | None  # the API's refusal field, when it gave one
     carried_chars: int
     headings_carried: int
     parse_failed: bool
@@ -183,6 +185,8 @@ class _Run:
             completion_tokens=response.usage.completion_tokens,
             cached_tokens=response.usage.cached_tokens,
             reply_chars=len(response.text),
+            reply_text=response.text,
+            reply_refusal=response.refusal,
             carried_chars=len(carried),
             headings_carried=count_headings(carried, self.arm.headings),
             parse_failed=outcome.parse_failed,

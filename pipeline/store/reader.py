@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from pipeline.run_dir_error import RunDirError
 from pipeline.store.layout import Layout, UnknownTable
 from pipeline.store.parts import PLAN_FILE, TMP_PREFIX
-from pipeline.store.schemas import ADDED_LATER, PLAN
+from pipeline.store.schemas import PLAN, added_later
 
 # RunDirError is defined in a leaf (the config raises it too, without loading Polars) and
 # re-exported here for the engine and the jobs, which read run directories through the store.
@@ -64,7 +64,7 @@ def check_part(path: Path, schema: pa.Schema) -> int:
     except (pa.ArrowException, OSError) as exc:
         raise corrupt_part_error(path, f"unreadable Parquet footer ({exc})") from None
     absent = set(schema.names) - set(found.names)
-    if absent and absent <= ADDED_LATER.get(path.parent.name, frozenset()):
+    if absent and absent <= added_later(path.parent.name, schema):
         schema = pa.schema([f for f in schema if f.name not in absent])  # an older part
     if found.names != schema.names or found.types != schema.types:
         raise corrupt_part_error(path, "its columns do not match the table schema")
@@ -93,7 +93,7 @@ def scan(run_dir: Path, table: str, layout: Layout) -> pl.LazyFrame:
         empty = pl.from_arrow(schema.empty_table())
         assert isinstance(empty, pl.DataFrame)
         return empty.lazy()
-    # an older part lacks the columns added since (ADDED_LATER): they read as nulls
+    # an older part lacks the columns added since (schemas.added_later): they read as nulls
     empty = pl.from_arrow(schema.empty_table())
     assert isinstance(empty, pl.DataFrame)
     return pl.scan_parquet([str(p) for p in paths], schema=empty.schema, missing_columns="insert")

@@ -93,11 +93,15 @@ ADDED_LATER: dict[str, frozenset[str]] = {
             "usage_reported",
             "cache_overlap",
             "billed_usd",
+            "reply_text",
         }
     ),
 }
-"""Columns an earlier foldsweep did not write (issues 18 and 31): a part without them is read
+"""Columns an earlier foldsweep did not write (issues 18, 31 and 35): a part without them is read
 with nulls there, so a run directory from before still reads, analyzes and resumes."""
+
+ADDED_LATER_KEY = "foldsweep.added_later"
+"""The schema metadata key naming a study table's `TableSpec.added_later` columns."""
 
 ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -115,8 +119,21 @@ def rows_schema(study_columns: Sequence[Column]) -> pa.Schema:
 
 
 def study_table_schema(table: TableSpec) -> pa.Schema:
-    """A study table: run_id and row_id (the attempt it belongs to), then its own columns."""
-    return pa.schema([("run_id", pa.string()), ("row_id", pa.string()), *_fields(table.columns)])
+    """A study table: run_id and row_id (the attempt it belongs to), then its own columns.
+
+    The columns the study added later ride in the schema's metadata (`added_later`), so the
+    reader that checks a part against this schema knows them without knowing the study."""
+    schema = pa.schema([("run_id", pa.string()), ("row_id", pa.string()), *_fields(table.columns)])
+    if table.added_later:
+        schema = schema.with_metadata({ADDED_LATER_KEY: ",".join(sorted(table.added_later))})
+    return schema
+
+
+def added_later(table: str, schema: pa.Schema) -> frozenset[str]:
+    """The columns of `table` an older part may lack: the engine's (ADDED_LATER) and, for a
+    study table, the ones its schema's metadata names."""
+    declared = (schema.metadata or {}).get(ADDED_LATER_KEY.encode(), b"").decode()
+    return ADDED_LATER.get(table, frozenset()) | frozenset(filter(None, declared.split(",")))
 
 
 def _fields(columns: Sequence[Column]) -> list[tuple[str, pa.DataType]]:
@@ -162,6 +179,7 @@ REQUESTS = pa.schema(
         ("spent_usd", pa.float64()),
         ("cache_hit", pa.bool_()),
         ("key_hash", pa.string()),
+        ("reply_text", pa.string()),  # only with cache.scope=off: else key_hash finds it
     ]
 )
 """The engine's record of every request of every study (pipeline/sweep/boundary.py)."""

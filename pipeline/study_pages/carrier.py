@@ -9,6 +9,8 @@ more than one), or one whose carrier was unusable; clipping is the carry cap's `
 Planted values are marked wherever they appear: graded ones `graded`, the others `planted`.
 A `fixture.json` the guard refuses (a symlink out of the run) leaves the chunks unshown and
 nothing marked; the page says it was refused and shows everything the tables hold.
+Every request of the unit, its messages as sent and its reply, comes from `carrier_exchanges`
+(its own template, `unit_carrier_exchanges.html`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from markupsafe import Markup, escape
 
 from pipeline.study import RunSection, UnitPage
 from pipeline.study_pages import BuiltInPages
+from pipeline.study_pages.carrier_exchanges import tool_call_parts, unit_exchanges
 from pipeline.view.highlight import mark
 from pipeline.view.runs import Run
 
@@ -41,8 +44,8 @@ def _chunk_text(chunk: dict[str, Any]) -> str:
     for message in chunk.get("messages") or []:
         text = message.get("content") or ""
         for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            text += f"\n[tool call {function.get('name')}] {function.get('arguments')}"
+            name, arguments = tool_call_parts(call)
+            text += f"\n[tool call {name}] {arguments}"
         lines.append(f"{message.get('role')}: {text}")
     return "\n".join(lines)
 
@@ -111,8 +114,12 @@ def carrier_unit(run: Run, row: Mapping[str, Any]) -> dict[str, Any]:
         )
         before = after
     checks = run.rows_for("checks", row_id).sort("label").to_dicts()
+    exchanges = unit_exchanges(
+        run.manifest, row, folds, fixture=fixture, refused=refused, marks=marks
+    )
     return {
         "folds": chain,
+        "exchanges": exchanges,
         "final_carrier": mark(row.get("final_carrier"), marks),
         "answer": mark(row.get("answer_text"), marks),
         "checks": checks,

@@ -20,7 +20,8 @@ and hands it to the study's runner as the runner's `ChatClient`. For each reques
    that cost.
 
 Records: one per HTTP request actually sent (`attempt_in_request` 0, 1, ... for a request the
-client retried), one per cache hit, rendering and token count.
+client retried), one per cache hit, rendering and token count. An answer's record names its
+cached reply (`key_hash`); with no cache (`cache.scope=off`) it holds the reply text itself.
 
 Everything every study shares is counted here once: the bill (pipeline/sweep/bill.py), the
 live display's counts, and one record per request for the engine's `requests` table
@@ -241,7 +242,7 @@ class RequestBoundary:
             ctx.cache.put(slot.key, "template", {"prompt": prompt}, origin=self._origin)
         if ctx.gate is not None:
             ctx.gate.settle(reserved, 0.0)
-        self._rendered(slot, hit=False, latency=time.perf_counter() - started)
+        self._rendered(slot, hit=False, latency=time.perf_counter() - started, prompt=str(prompt))
         return str(prompt)
 
     # -- token counts (llama-server /tokenize; issue 21) ------------------------------------
@@ -320,13 +321,23 @@ class RequestBoundary:
         record["cost_usd"] = response.cost_usd
         record["billed_usd"] = None if hit else response.billed_usd
         record["spent_usd"] = 0.0 if hit else spend_of(response)
+        record["reply_text"] = self._uncached(response.text)
         self.records.append(record)
 
-    def _rendered(self, slot: _Slot, *, hit: bool, latency: float) -> None:
+    def _rendered(
+        self, slot: _Slot, *, hit: bool, latency: float, prompt: str | None = None
+    ) -> None:
         self.counts.completed += 1
         if hit:
             self.bill.cache_hits += 1
-        self.records.append(self._record(slot, latency=latency, hit=hit))
+        record = self._record(slot, latency=latency, hit=hit)
+        record["reply_text"] = self._uncached(prompt)
+        self.records.append(record)
+
+    def _uncached(self, reply: str | None) -> str | None:
+        """A reply's text for the record when no cache keeps it: with a cache, `key_hash`
+        finds the stored reply and the record does not hold its bytes twice."""
+        return reply if self.context.cache is None else None
 
     def _retried(self, slot: _Slot, attempts: list[SentAttempt]) -> None:
         """The attempts a request needed before its answer: each was sent, none was paid."""
@@ -404,6 +415,7 @@ class RequestBoundary:
             "spent_usd": 0.0,
             "cache_hit": hit,
             "key_hash": slot.key or None,
+            "reply_text": None,
         }
 
 

@@ -22,7 +22,7 @@ def record(position: int, **kw: Any) -> dict[str, Any]:
         "latency_s": 1.0, "prompt_tokens": 10, "completion_tokens": 5, "cached_tokens": 0,
         "cache_write_tokens": None, "reasoning_tokens": None, "usage_reported": True,
         "cache_overlap": False, "cost_usd": 0.5, "billed_usd": None, "spent_usd": 0.5,
-        "cache_hit": False, "key_hash": "ab" * 16,
+        "cache_hit": False, "key_hash": "ab" * 16, "reply_text": None,
     }  # fmt: skip
     return {**base, **kw}
 
