@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "cache": "the response cache: path, list, prune or clear (a run's or the shared one)",
     "traces": "scan reasoning traces (length, quality) or class chat templates offline",
     "view": "browse run directories in a local web viewer, or --export one HTML file",
+    "list": "names and descriptions: arms, policies, scenarios, panels or studies",
 }
 
 

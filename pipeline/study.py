@@ -386,7 +386,11 @@ class StudyDefinition(Protocol):
 
     It may also have `decide(run_dir, layout, options) -> StudyDecision` (pipeline.decision):
     what its run says a user should do, from its analysis outputs alone. Also optional, read
-    with `getattr` by `python -m pipeline decide`, which refuses a run of a study without it."""
+    with `getattr` by `python -m pipeline decide`, which refuses a run of a study without it.
+
+    And `describe() -> ArmDescriptions`: what each of its arms (or policies) is, in one line,
+    for every arm it can plan, read with `getattr` by `python -m pipeline list` and by the
+    viewer (legends and tooltips); a study without it shows its arms by name alone."""
 
     @property
     def name(self) -> str:
@@ -436,6 +440,17 @@ class StudyDefinition(Protocol):
         """Whether `analysis.contrasts` (paired arm contrasts such as q_vs_j) mean anything to
         this study; `analyze --contrasts` is refused for a study where they do not."""
         ...
+
+
+class ArmDescriptions(NamedTuple):
+    """A study's arms and what each is (a definition's optional `describe()`).
+
+    `kind` is what the study calls them, plural (`arms`, `policies`): the `list` command's
+    kind and the viewer's legend title. `by_name` maps every arm the study can plan, pseudo
+    arms included (an oracle, a visibility check), to its one-line description."""
+
+    kind: str
+    by_name: Mapping[str, str]
 
 
 class UnitPage(NamedTuple):

@@ -6,21 +6,24 @@ row, are the registry's rule for every study (pipeline.studies).
 The report opens with the shared provenance header (jobs/provenance_header.py):
 its first line is `SIMULATED ...` when any row of the run is simulated or the run was planned
 on simulated endpoints, and every figure of such a run carries a SIMULATED mark
-(jobs/figures_common.py). When recall is near zero everywhere, the floor warning (naming the
+(jobs/figures_common.py). After the headline and the run's status comes the legend of its arms
+(jobs/arm_legend.py). When recall is near zero everywhere, the floor warning (naming the
 models and their size) comes right under the title, before provenance and requests (issue 32).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from jobs import io
+from jobs.arm_legend import legend_section
 from jobs.carrier import report_sections as sections
 from jobs.carrier.run_all import SUMMARY_FILE
-from jobs.provenance_header import provenance_header, run_is_simulated
+from jobs.provenance_header import plan_arms, provenance_header, run_is_simulated
 from pipeline.store import RunDirError
 
 REPORT_FILE = "report.md"
@@ -72,8 +75,9 @@ def _contrast_block(out: Path, name: str, simulated: bool) -> list[str]:
     )
 
 
-def render_report(run_dir: Path) -> Path:
-    """Writes analysis/report.md (and figures) from the analysis outputs; returns its path."""
+def render_report(run_dir: Path, descriptions: Mapping[str, str] | None = None) -> Path:
+    """Writes analysis/report.md (and figures) from the analysis outputs; returns its path.
+    `descriptions` (arm -> what it is, from the study's `describe`) give the arms' legend."""
     out = io.analysis_dir(io.require_run_dir(run_dir))
     summary: dict[str, Any] | None = io.read_json(out / SUMMARY_FILE)
     if summary is None:
@@ -92,6 +96,7 @@ def render_report(run_dir: Path) -> Path:
         lead=sections.near_zero_note(recall),  # first: tiny models recall almost nothing
     )
     lines += sections.headline(summary) + sections.run_status(manifest)
+    lines += legend_section("Arms", "arm", plan_arms(run_dir), descriptions)
     heatmap = figures.recall_heatmap(recall)
     if heatmap is not None:
         _save(heatmap, out / "recall_heatmap.png", simulated)

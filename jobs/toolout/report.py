@@ -1,28 +1,30 @@
 """report.md of a tool-output run, from the outputs in RUN_DIR/analysis/.
 
 It opens with the shared provenance header (jobs/provenance_header.py: run, study, panel,
-corpus and its SHA-256, policies, git sha, versions, probe verdicts, simulated or not), describes
-the corpus (and says where it is a near no-op) and, for a user corpus, every file it skipped
-with the reason, then gives per provider x policy the paired
-savings against control (the mean and its bootstrap interval first, the median in a secondary
-column: on a mostly no-op corpus the median's interval is [0, 0]; issue 32 §17) and the
-minimum detectable effect, the cache
-behaviour with a cause for every missed token, the economic gate's decisions and regret, and
-the break-even table and curves. Values resting on a small sample (jobs/small_sample.py) are
+corpus and its SHA-256, policies, git sha, versions, probe verdicts, simulated or not) and
+the legend of its policies (jobs/arm_legend.py), describes the corpus (and says where it is
+a near no-op) and, for a user corpus, every file it skipped with the reason, then gives per
+provider x policy the paired savings against control (the mean and its bootstrap interval
+first, the median in a secondary column: on a mostly no-op corpus the median's interval is
+[0, 0]; issue 32 §17) and the minimum detectable effect, the cache behaviour with a cause
+for every missed token, the economic gate's decisions and regret, and the break-even table
+and curves. Values resting on a small sample (jobs/small_sample.py) are
 marked, and every figure goes through jobs.figures_common.save_figure (SIMULATED when the run is).
 It never analyses: a missing output is one line naming it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from jobs import io
+from jobs.arm_legend import legend_section
 from jobs.figures_common import save_figure
-from jobs.provenance_header import provenance_header
+from jobs.provenance_header import plan_arms, provenance_header
 from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N, footnote, marked
 from jobs.toolout.figures import breakeven_curves, live_hits_plot, savings_plot
 from jobs.toolout.inputs import load_cache_models
@@ -194,8 +196,11 @@ def _live(run_dir: Path, layout: Layout, out: Path, simulated: bool) -> list[str
     return [*lines, "", "![live hits](live_hits.png)", ""]
 
 
-def render_report(run_dir: Path, layout: Layout) -> Path:
-    """Writes analysis/report.md (and its figures) from the analysis outputs; its path."""
+def render_report(
+    run_dir: Path, layout: Layout, descriptions: Mapping[str, str] | None = None
+) -> Path:
+    """Writes analysis/report.md (and its figures) from the analysis outputs; its path.
+    `descriptions` (policy -> what it is, from the study's `describe`) give the legend."""
     out = io.require_outputs(run_dir, READ)
     savings = pl.read_parquet(out / "savings.parquet")
     cache = pl.read_parquet(out / "cache.parquet")
@@ -207,6 +212,7 @@ def render_report(run_dir: Path, layout: Layout) -> Path:
         title="Tool-output compaction under prompt caching (replay)",
         rows_simulated=simulated,
     )
+    lines += legend_section("Policies", "policy", plan_arms(run_dir), descriptions)
     lines += _seed_no_ops(cache)
     lines += _corpus(out)
     lines += _skipped(run_dir)

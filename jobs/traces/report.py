@@ -1,6 +1,7 @@
 """report.md of a reasoning-trace run, from the outputs in RUN_DIR/analysis/.
 
-It opens with the shared provenance header (jobs/provenance_header.py), then part 1 (the class
+It opens with the shared provenance header (jobs/provenance_header.py) and the legend of its
+arms (jobs/arm_legend.py), then part 1 (the class
 of every template, shipped and each endpoint's under both renderers, the visibility heatmap,
 where the renderers disagree, the recital verdicts per endpoint and shape, the class per switch
 setting), the bloat scan of the run's real traces (lengths, quality heuristics) and part 2 (the
@@ -12,10 +13,12 @@ are marked (jobs/small_sample.py); every figure goes through jobs.figures_common
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from jobs import io
-from jobs.provenance_header import provenance_header
+from jobs.arm_legend import legend_section
+from jobs.provenance_header import plan_arms, provenance_header
 from jobs.traces.report_compression import part2
 from jobs.traces.report_visibility import part1, switch_section
 from jobs.traces.run_all import OUTPUTS
@@ -32,11 +35,15 @@ def rows_simulated(run_dir: Path, layout: Layout) -> bool:
     return bool(rows.height) and bool(rows["simulated"].fill_null(value=False).any())
 
 
-def render_report(run_dir: Path, layout: Layout) -> Path:
-    """Writes analysis/report.md (and its figures) from the analysis outputs; its path."""
+def render_report(
+    run_dir: Path, layout: Layout, descriptions: Mapping[str, str] | None = None
+) -> Path:
+    """Writes analysis/report.md (and its figures) from the analysis outputs; its path.
+    `descriptions` (arm -> what it is, from the study's `describe`) give the arms' legend."""
     out = io.require_outputs(run_dir, OUTPUTS)
     simulated = rows_simulated(run_dir, layout)
     lines = provenance_header(run_dir, title=TITLE, rows_simulated=simulated)
+    lines += legend_section("Arms", "arm", plan_arms(run_dir), descriptions)
     lines += part1(out, simulated=simulated)
     lines += switch_section(out)
     lines += scan_section(out, read_scan(run_dir), simulated=simulated)

@@ -13,7 +13,7 @@ from pipeline.carrier.study import CarrierStudy
 from pipeline.config.schema import AnalysisConfig
 from pipeline.decision import DecisionOptions, StudyDecision
 from pipeline.store.layout import Layout
-from pipeline.study import Column, StudyPages, TableSpec
+from pipeline.study import ArmDescriptions, Column, StudyPages, TableSpec
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,12 @@ class CarrierDefinition:
 
         return PAGES
 
+    def describe(self) -> ArmDescriptions:
+        """Every arm under conf/arms/ and what it is (its file's `description`)."""
+        from pipeline.config.descriptions import descriptions
+
+        return ArmDescriptions("arms", descriptions("arms"))
+
     def configure(self, node: Mapping[str, Any]) -> CarrierStudy:
         return CarrierStudy.from_node(node)
 
@@ -42,7 +48,7 @@ class CarrierDefinition:
     def render(self, run_dir: Path, layout: Layout) -> Path:
         from jobs.carrier.report import render_report
 
-        return render_report(run_dir)
+        return render_report(run_dir, self.describe().by_name)
 
     def decide(self, run_dir: Path, layout: Layout, options: DecisionOptions) -> StudyDecision:
         """What the run says a summariser should write (`python -m pipeline decide`)."""

@@ -22,9 +22,10 @@ from pipeline.config.schema import AnalysisConfig
 from pipeline.config.strict import ConfigError
 from pipeline.decision import DecisionOptions, StudyDecision
 from pipeline.store.layout import Layout
-from pipeline.study import Column, StudyPages, TableSpec
+from pipeline.study import ArmDescriptions, Column, StudyPages, TableSpec
 from pipeline.toolout.config import ToolOutConfig, toolout_config
 from pipeline.toolout.importers import detect, import_file, within_output_cap
+from pipeline.toolout.oracle import NAME as ORACLE
 from pipeline.toolout.policies import build_policy
 from pipeline.toolout.records import ROW_COLUMNS, TABLES
 from pipeline.toolout.shards import plan_shards
@@ -35,6 +36,9 @@ from pipeline.usererror import UserError
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 TRANSCRIPT_SUFFIXES = (".traj", ".json", ".jsonl")
+ORACLE_DESCRIPTION = (
+    "oracle: knowing the transcript's future, the cheapest schedule of deterministic rewrites"
+)
 
 
 def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -221,6 +225,14 @@ class ToolOutDefinition:
 
         return PAGES
 
+    def describe(self) -> ArmDescriptions:
+        """Every policy under conf/toolout/policies/ and the oracle arm, with what each is."""
+        from pipeline.config.descriptions import descriptions
+
+        return ArmDescriptions(
+            "policies", {**descriptions("toolout/policies"), ORACLE: ORACLE_DESCRIPTION}
+        )
+
     def configure(self, node: Mapping[str, Any]) -> ToolOutStudy:
         from jobs.toolout.inputs import load_cache_models
 
@@ -247,7 +259,7 @@ class ToolOutDefinition:
     def render(self, run_dir: Path, layout: Layout) -> Path:
         from jobs.toolout.report import render_report
 
-        return render_report(run_dir, layout)
+        return render_report(run_dir, layout, self.describe().by_name)
 
     def decide(self, run_dir: Path, layout: Layout, options: DecisionOptions) -> StudyDecision:
         """What the run says a user should do (`python -m pipeline decide`), from its outputs."""

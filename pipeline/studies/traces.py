@@ -23,7 +23,7 @@ from pipeline.config.schema import AnalysisConfig, EndpointConfig
 from pipeline.config.strict import ConfigError
 from pipeline.decision import DecisionOptions, StudyDecision
 from pipeline.store.layout import Layout
-from pipeline.study import Column, StudyPages, TableSpec
+from pipeline.study import ArmDescriptions, Column, StudyPages, TableSpec
 from pipeline.traces.compression.arms import Arm, load_arms
 from pipeline.traces.compression.bands import stratified_sample
 from pipeline.traces.compression.generator import band_lengths, generate
@@ -45,6 +45,9 @@ from pipeline.traces.visibility.reads import reads_messages
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 TEMPLATE_DIR = DATA_DIR / "chat-templates"
+VISIBILITY_DESCRIPTION = (
+    "template visibility: which stored reasoning each chat template shows the model (part 1)"
+)
 
 
 def shipped_templates() -> dict[str, str]:
@@ -198,6 +201,14 @@ class TracesDefinition:
 
         return PAGES
 
+    def describe(self) -> ArmDescriptions:
+        """`visibility` and every summariser arm under conf/traces/arms/, with what each is."""
+        from pipeline.config.descriptions import descriptions
+
+        return ArmDescriptions(
+            "arms", {VISIBILITY: VISIBILITY_DESCRIPTION, **descriptions("traces/arms")}
+        )
+
     def configure(self, node: Mapping[str, Any]) -> TracesStudy:
         cfg = traces_config(node)
         items, counts, scanned = read_items(cfg.compression)
@@ -221,7 +232,7 @@ class TracesDefinition:
     def render(self, run_dir: Path, layout: Layout) -> Path:
         from jobs.traces.report import render_report
 
-        return render_report(run_dir, layout)
+        return render_report(run_dir, layout, self.describe().by_name)
 
     def decide(self, run_dir: Path, layout: Layout, options: DecisionOptions) -> StudyDecision:
         """What the run says a user should do (`python -m pipeline decide`), from its outputs."""

@@ -3,6 +3,7 @@
 A cell is compared on its valid final units: their count and the mean of one metric, a
 numeric column every run has (`?metric=`; default the first of PREFERRED present, else the
 first shared numeric column). Cells only some runs have are counted, not dropped silently.
+An arm's tooltip is its description from the first run whose study describes it.
 """
 
 from __future__ import annotations
@@ -61,3 +62,8 @@ def compare(runs: Sequence[Run], units: Sequence[pl.DataFrame], metric: str | No
     joined = joined.sort(CELL)
     only_some = len(set.union(*keys) - common) if keys else 0
     return Comparison(chosen, shared, joined.to_dicts(), only_some)
+
+
+def arm_title(runs: Sequence[Run], arm: object) -> str:
+    """The arm's description from the first run that has one ('' when none does)."""
+    return next((title for run in runs if (title := run.arm_title(arm))), "")

@@ -3,6 +3,8 @@
 The reports (analysis/report.md of every study) are written by our own jobs, so this renders
 what they use and nothing more: `#` headings, paragraphs, `-` lists, `|` tables, fenced code,
 `![alt](file.png)` images, `**bold**`, `*em*`, `` `code` `` and `<br>` inside table cells.
+A cell of a column headed arm or policy whose text is a name in `titles` (its description)
+carries it as a tooltip, so a report's per-arm tables read without the legend beside them.
 Everything is escaped first; an image's file name is handed to `figure_src`, which the page
 layer resolves through the path guard (a name outside the run directory is never linked).
 No dependency: a Markdown library would render arbitrary HTML a report never contains.
@@ -11,7 +13,7 @@ No dependency: a Markdown library would render arbitrary HTML a report never con
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from markupsafe import Markup, escape
@@ -20,6 +22,7 @@ _IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
 _CODE = re.compile(r"`([^`]+)`")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EM = re.compile(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])")
+_NAMED_COLUMN = re.compile(r"\b(arm|policy)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
-def render(text: str, figure_src: Callable[[str], str | None]) -> Markup:
+def render(
+    text: str, figure_src: Callable[[str], str | None], titles: Mapping[str, str] | None = None
+) -> Markup:
     """The whole document as HTML."""
     html: list[str] = []
     lines = text.splitlines()
@@ -71,7 +76,7 @@ def render(text: str, figure_src: Callable[[str], str | None]) -> Markup:
             while i < len(lines) and lines[i].startswith("|"):
                 block.append(lines[i])
                 i += 1
-            html.append(_table(block, figure_src))
+            html.append(_table(block, figure_src, titles or {}))
         elif re.match(r"\s*[-*] ", line):
             items = []
             while i < len(lines) and re.match(r"\s*[-*] ", lines[i]):
@@ -93,17 +98,35 @@ def render(text: str, figure_src: Callable[[str], str | None]) -> Markup:
     return Markup("\n".join(html))
 
 
-def _table(block: list[str], figure_src: Callable[[str], str | None]) -> str:
+def _td(
+    text: str, named: bool, figure_src: Callable[[str], str | None], titles: Mapping[str, str]
+) -> str:
+    title = titles.get(text.strip("`").strip()) if named else None
+    attribute = f' title="{escape(title)}"' if title else ""
+    return f"<td{attribute}>{inline(text, figure_src)}</td>"
+
+
+def _table(
+    block: list[str], figure_src: Callable[[str], str | None], titles: Mapping[str, str]
+) -> str:
     rows = [_cells(line) for line in block]
     body = rows[2:] if len(rows) > 1 and set("".join(rows[1])) <= set("-: ") else rows[1:]
     head = "".join(f"<th>{inline(c, figure_src)}</th>" for c in rows[0])
+    named = [bool(_NAMED_COLUMN.search(c)) for c in rows[0]]
     cells = "".join(
-        "<tr>" + "".join(f"<td>{inline(c, figure_src)}</td>" for c in row) + "</tr>" for row in body
+        "<tr>"
+        + "".join(
+            _td(c, i < len(named) and named[i], figure_src, titles) for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in body
     )
     return f'<table class="report"><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>'
 
 
-def sections(text: str, figure_src: Callable[[str], str | None]) -> list[Section]:
+def sections(
+    text: str, figure_src: Callable[[str], str | None], titles: Mapping[str, str] | None = None
+) -> list[Section]:
     """The report split at `## ` headings; what precedes the first one is the `Summary`."""
     parts: list[tuple[str, list[str]]] = [("Summary", [])]
     for line in text.splitlines():
@@ -115,5 +138,5 @@ def sections(text: str, figure_src: Callable[[str], str | None]) -> list[Section
     for title, body in parts:
         if not any(line.strip() for line in body):
             continue
-        out.append(Section(title, render("\n".join(body), figure_src)))
+        out.append(Section(title, render("\n".join(body), figure_src, titles)))
     return out

@@ -8,6 +8,9 @@
 - Figures are the PNGs in `analysis/`, in name order; report sections come from
   `analysis/report.md`, its provenance block left out (the header above already shows it);
   a report or `analysis/` the guard refuses (a symlink out of the run) says "refused" instead.
+- The legend names each arm (or policy) the run planned with what it is (the study's
+  `describe`, through `Run.arm_descriptions`), and the report's arm and policy cells carry the
+  same text as a tooltip; an arm the study does not describe says "(no description)".
 - Small samples are flagged by the report's rule (`jobs.small_sample`): configuration x arm
   cells with fewer than MIN_CELL_N valid units, and panels with fewer than MIN_SPREAD_N
   configurations.
@@ -15,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -36,6 +39,12 @@ class CountLine:
 
 
 @dataclass(frozen=True)
+class LegendLine:
+    arm: str
+    description: str
+
+
+@dataclass(frozen=True)
 class Overview:
     provenance: object
     planned: int
@@ -46,6 +55,7 @@ class Overview:
     few_configs: int | None
     report_missing: bool
     report_refused: str | None
+    legend: list[LegendLine]
 
 
 def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
@@ -86,7 +96,20 @@ def small_sample(units: pl.DataFrame) -> tuple[list[str], int | None]:
     return small, configs if configs < MIN_SPREAD_N else None
 
 
-def report_sections(text: str, figure_src: Callable[[str], str | None]) -> list[Section]:
+def legend(run: Run, units: pl.DataFrame) -> list[LegendLine]:
+    """Every arm the run planned, in name order, with its description ([] when the study
+    describes none)."""
+    from pipeline.config.descriptions import NO_DESCRIPTION
+
+    if run.arm_descriptions is None:
+        return []
+    arms = sorted(units["arm"].drop_nulls().unique().to_list())
+    return [LegendLine(a, run.arm_title(a) or NO_DESCRIPTION) for a in arms]
+
+
+def report_sections(
+    text: str, figure_src: Callable[[str], str | None], titles: Mapping[str, str] | None = None
+) -> list[Section]:
     """The report's sections, without the banner, the title and the provenance table."""
     kept, skipping = [], False
     for line in text.splitlines():
@@ -97,7 +120,7 @@ def report_sections(text: str, figure_src: Callable[[str], str | None]) -> list[
         if skipping or line.startswith("SIMULATED") or line.startswith("# "):
             continue
         kept.append(line)
-    return sections("\n".join(kept), figure_src)
+    return sections("\n".join(kept), figure_src, titles)
 
 
 def figure_names(run: Run) -> list[str]:
@@ -127,7 +150,8 @@ def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | No
     )
     planned, lines = count_lines(run, units)
     text, refused = report_text(run)
-    found = report_sections(text, figure_src) if text is not None else []
+    titles = None if run.arm_descriptions is None else run.arm_descriptions.by_name
+    found = report_sections(text, figure_src, titles) if text is not None else []
     small, few = small_sample(units)
     return Overview(
         facts,
@@ -139,4 +163,5 @@ def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | No
         few,
         text is None and refused is None,
         refused,
+        legend(run, units),
     )

@@ -253,6 +253,7 @@ def compare(runs: Sequence[Run], links: Links, params: Mapping[str, str]) -> Pag
         runs=runs,
         links=links,
         c=table,
+        arm_title=lambda arm: compare_mod.arm_title(runs, arm),
         run=None,
         simulated=all_simulated(runs),
         title="compare runs",

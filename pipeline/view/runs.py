@@ -10,7 +10,8 @@ report and its figures) are opened through `pipeline.view.guard.inside`, which r
 outside the run directory. A page reads such an input with `json_input`: a refused one (a
 fixture replaced by a symlink out of the run, say) comes back as its one-line refusal, which
 the page shows as "refused" in place of that input while the rest of the page, read from the
-tables, still shows. A study's own pages (`pages`) come from its definition.
+tables, still shows. A study's own pages (`pages`) and what each of its arms is
+(`arm_descriptions`, for the legend and the tooltips) come from its definition.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from pipeline.study import StudyPages
+from pipeline.study import ArmDescriptions, StudyPages
 from pipeline.view.guard import PathRefused, inside
 
 
@@ -91,6 +92,26 @@ class Run:
 
         found: StudyPages | None = getattr(studies.definition(self.study), "pages", None)
         return found
+
+    @cached_property
+    def arm_descriptions(self) -> ArmDescriptions | None:
+        """What each arm (or policy) is: the definition's optional `describe()`; None for a
+        study without it, whose arms the pages show by name alone."""
+        from pipeline import studies
+
+        describe = getattr(studies.definition(self.study), "describe", None)
+        found: ArmDescriptions | None = None if describe is None else describe()
+        return found
+
+    @property
+    def arm_kind(self) -> str:
+        """What the study calls its arms (`arms`, `policies`), for a legend's title."""
+        return "arms" if self.arm_descriptions is None else self.arm_descriptions.kind
+
+    def arm_title(self, arm: object) -> str:
+        """An arm's description, for a tooltip ('' when the study does not describe it)."""
+        found = self.arm_descriptions
+        return "" if found is None or arm is None else found.by_name.get(str(arm), "")
 
     def scan(self, table: str) -> pl.LazyFrame:
         """A lazy scan of one of the run's tables (RunDirError on an unknown or torn table)."""
