@@ -47,7 +47,9 @@ def test_list_arms_gives_every_carrier_and_traces_arm_with_its_file_description(
     assert traces[0] == "visibility"
     assert sorted(traces[1:]) == sorted(p.stem for p in (conf_dir() / "traces/arms").glob("*.yaml"))
     assert "toolout:" not in lines  # its arms are policies
-    assert lines[-1] == "not described (no describe()): echo"
+    # other tests may register more undescribed studies in this process (tests/view)
+    assert lines[-1].startswith("not described (no describe()): ")
+    assert "echo" in lines[-1].split(": ", 1)[1].split(", ")
 
 
 def test_list_arms_lines_are_aligned_within_a_study(capsys: pytest.CaptureFixture[str]) -> None:
