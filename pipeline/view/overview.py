@@ -4,7 +4,9 @@
   and the plan, so the viewer and report.md never disagree about what run this is.
 - Counts are the manifest's (planned = valid + invalid by reason + not run by reason +
   pending), checked against the units frame: a count the frame cannot list is shown with a
-  warning rather than a broken link (a run still being written, say).
+  warning rather than a broken link. A manifest holds counts only once its session has ended;
+  until then (a run still being written, or one killed without a word) the counts are the
+  units frame's own, as of the last read (`counted_now`).
 - Figures are the PNGs in `analysis/`, in name order; report sections come from
   `analysis/report.md`, its provenance block left out (the header above already shows it);
   a report or `analysis/` the guard refuses (a symlink out of the run) says "refused" instead.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -46,14 +49,26 @@ class Overview:
     few_configs: int | None
     report_missing: bool
     report_refused: str | None
+    counted_now: bool  # the manifest has no counts yet: they are the tables' as of now
+
+
+def _frame_counts(listed: dict[tuple[str, str | None], int]) -> dict[str, Any]:
+    """The manifest's counts shape, from the units frame's (verdict, reason) counts."""
+    counts: dict[str, Any] = {"planned": sum(listed.values()), "invalid": {}, "not_run": {}}
+    for (verdict, reason), n in listed.items():
+        if verdict in ("invalid", "not_run"):
+            counts[verdict][reason] = n
+        else:
+            counts[verdict] = n
+    return counts
 
 
 def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
-    counts = run.manifest.get("counts") or {}
     listed = {
         (r["verdict"], r["reason"]): r["len"]
         for r in units.group_by("verdict", "reason").len().to_dicts()
     }
+    counts = run.manifest.get("counts") or _frame_counts(listed)
     lines = [CountLine("valid", None, int(counts.get("valid", 0)), listed.get(("valid", None), 0))]
     for key in ("invalid", "not_run"):
         for reason, n in sorted((counts.get(key) or {}).items()):
@@ -62,6 +77,14 @@ def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
         CountLine("pending", None, int(counts.get("pending", 0)), listed.get(("pending", None), 0))
     )
     return int(counts.get("planned", units.height)), lines
+
+
+def totals(planned: int, lines: list[CountLine]) -> dict[str, int]:
+    """Units per outcome, reasons summed: the counts a running run's status reports."""
+    found = {"planned": planned, "valid": 0, "invalid": 0, "not_run": 0, "pending": 0}
+    for line in lines:
+        found[line.verdict] += line.count
+    return found
 
 
 def small_sample(units: pl.DataFrame) -> tuple[list[str], int | None]:
@@ -139,4 +162,5 @@ def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | No
         few,
         text is None and refused is None,
         refused,
+        not run.manifest.get("counts"),
     )
