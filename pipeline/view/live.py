@@ -65,12 +65,14 @@ def finished(manifest: dict[str, Any]) -> bool:
     return bool(manifest.get("status", RUNNING) != RUNNING)
 
 
-def status(manifest: dict[str, Any], version: str, counts: dict[str, int]) -> dict[str, Any]:
-    """The body of `/run/{i}/status`: what the overview's poll compares and shows."""
+def status(manifest: dict[str, Any], version: str) -> dict[str, Any]:
+    """The body of `/run/{i}/status`, what a running run's overview polls. It reads no table:
+    the page reloads when `version` changes and counts the tables then. `counts` are the
+    manifest's, which it holds once the run has finished (None before)."""
     return {
         "status": manifest.get("status", RUNNING),
         "finished": finished(manifest),
         "finished_at": manifest.get("finished_at"),
         "version": version,
-        "counts": counts,
+        "counts": manifest.get("counts"),
     }

@@ -79,14 +79,6 @@ def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
     return int(counts.get("planned", units.height)), lines
 
 
-def totals(planned: int, lines: list[CountLine]) -> dict[str, int]:
-    """Units per outcome, reasons summed: the counts a running run's status reports."""
-    found = {"planned": planned, "valid": 0, "invalid": 0, "not_run": 0, "pending": 0}
-    for line in lines:
-        found[line.verdict] += line.count
-    return found
-
-
 def small_sample(units: pl.DataFrame) -> tuple[list[str], int | None]:
     from jobs.small_sample import MIN_CELL_N, MIN_SPREAD_N
 

@@ -5,8 +5,8 @@ Routes (every one a GET; nothing writes):
 - `/run/{i}/` overview, `/run/{i}/units` the units table, `/run/{i}/unit?row=ROW_ID`;
 - `/run/{i}/figure/{name}` one PNG of the run's `analysis/`, through `guard.inside`;
 - `/decision` the runs' decision page; `/run/{i}/table/{name}?col=value` a table it cites;
-- `/run/{i}/status` JSON: the run's status, whether it has finished, its fingerprint and its
-  counts as of now (what a running run's overview polls; `pipeline.view.live`).
+- `/run/{i}/status` JSON: the run's status, whether it has finished, its fingerprint, and
+  the manifest's counts once it has (what a running run's overview polls; it reads no table).
 A path that is not a route is a 404; a figure name the guard refuses is a 403 and is never
 opened; a bad run index or row is a 404 with one line. A request whose `Host` is not
 `127.0.0.1:PORT` or `localhost:PORT` is a 421 before any route runs (`pipeline.view.hosts`:
@@ -15,7 +15,7 @@ line; pages that can show the rest say "refused" in place of that input. Pages a
 a thread so one slow page does not stall the event loop.
 
 Every page shows its runs as of the request: it is rendered inside `Run.current` of each run it
-shows (in index order, so two pages never wait on each other), which re-reads a run that
+shows (taken in index order, so two pages never deadlock), which re-reads a run that
 changed on disk since it was last read and leaves an unchanged one as it was.
 """
 
@@ -32,7 +32,6 @@ from pipeline.view import live, pages
 from pipeline.view.guard import PathRefused
 from pipeline.view.hosts import loopback_hosts_only
 from pipeline.view.links import Links
-from pipeline.view.overview import count_lines, totals
 from pipeline.view.runs import Run
 
 HOST = "127.0.0.1"
@@ -115,8 +114,7 @@ async def status(request: web.Request) -> web.Response:
     run = _run(request)
 
     def read() -> dict[str, Any]:
-        planned, lines = count_lines(run, pages.units_of(run))
-        return live.status(run.manifest, run.version, totals(planned, lines))
+        return live.status(run.manifest, run.version)
 
     body = await asyncio.to_thread(_as_of_now, [run], read)
     return web.json_response(body, headers={"Cache-Control": "no-store"})
