@@ -41,6 +41,10 @@ class Links:
     def figure(self, run: Run, name: str) -> str | None:
         return f"/run/{run.index}/figure/{quote(name)}"
 
+    def status(self, run: Run) -> str | None:
+        """What a running run's overview polls (None: a file, which nothing can refresh)."""
+        return f"/run/{run.index}/status"
+
     def decision(self, **params: object) -> str:
         query = urlencode({k: str(v) for k, v in params.items() if v is not None})
         return "/decision" + (f"?{query}" if query else "")
@@ -94,6 +98,9 @@ class ExportLinks(Links):
 
     def table_anchor(self, run: Run, source: str) -> str | None:
         return self.table_ids.get((run.index, source))
+
+    def status(self, run: Run) -> str | None:
+        return None
 
     def figure(self, run: Run, name: str) -> str | None:
         data = self.read_figure(run, name) if self.read_figure else None

@@ -4,7 +4,9 @@
   and the plan, so the viewer and report.md never disagree about what run this is.
 - Counts are the manifest's (planned = valid + invalid by reason + not run by reason +
   pending), checked against the units frame: a count the frame cannot list is shown with a
-  warning rather than a broken link (a run still being written, say).
+  warning rather than a broken link. A manifest holds counts only once its session has ended;
+  until then (a run still being written, or one killed without a word) the counts are the
+  units frame's own, as of the last read (`counted_now`).
 - Figures are the PNGs in `analysis/`, in name order; report sections come from
   `analysis/report.md`, its provenance block left out (the header above already shows it);
   a report or `analysis/` the guard refuses (a symlink out of the run) says "refused" instead.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -56,14 +59,26 @@ class Overview:
     report_missing: bool
     report_refused: str | None
     legend: list[LegendLine]
+    counted_now: bool  # the manifest has no counts yet: they are the tables' as of now
+
+
+def _frame_counts(listed: dict[tuple[str, str | None], int]) -> dict[str, Any]:
+    """The manifest's counts shape, from the units frame's (verdict, reason) counts."""
+    counts: dict[str, Any] = {"planned": sum(listed.values()), "invalid": {}, "not_run": {}}
+    for (verdict, reason), n in listed.items():
+        if verdict in ("invalid", "not_run"):
+            counts[verdict][reason] = n
+        else:
+            counts[verdict] = n
+    return counts
 
 
 def count_lines(run: Run, units: pl.DataFrame) -> tuple[int, list[CountLine]]:
-    counts = run.manifest.get("counts") or {}
     listed = {
         (r["verdict"], r["reason"]): r["len"]
         for r in units.group_by("verdict", "reason").len().to_dicts()
     }
+    counts = run.manifest.get("counts") or _frame_counts(listed)
     lines = [CountLine("valid", None, int(counts.get("valid", 0)), listed.get(("valid", None), 0))]
     for key in ("invalid", "not_run"):
         for reason, n in sorted((counts.get(key) or {}).items()):
@@ -164,4 +179,5 @@ def overview(run: Run, units: pl.DataFrame, figure_src: Callable[[str], str | No
         text is None and refused is None,
         refused,
         legend(run, units),
+        not run.manifest.get("counts"),
     )

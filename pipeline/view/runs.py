@@ -1,4 +1,4 @@
-"""The run directories a viewer shows, opened once, read only through `pipeline.store`.
+"""The run directories a viewer shows, read only through `pipeline.store`.
 
 A `Run` is one run directory: its manifest, its study (named by the manifest) and that study's
 layout. Tables are read with `pipeline.store.scan` (committed parts only, every footer checked),
@@ -12,12 +12,20 @@ fixture replaced by a symlink out of the run, say) comes back as its one-line re
 the page shows as "refused" in place of that input while the rest of the page, read from the
 tables, still shows. A study's own pages (`pages`) and what each of its arms is
 (`arm_descriptions`, for the legend and the tooltips) come from its definition.
+
+A run may still be written while it is shown. The served viewer reads a run through `current`:
+when the run's fingerprint (`pipeline.view.live`) changed since it was read, the manifest is
+read again and every cached table, the plan and the final rows are dropped, so the page shows
+the run as of now. `current` holds the run's lock while a page is rendered, so a page never
+sees a run half dropped; pages of one run are rendered one at a time.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,7 +34,11 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from pipeline.study import ArmDescriptions, StudyPages
+from pipeline.view import live
 from pipeline.view.guard import PathRefused, inside
+
+# what a change of the run on disk makes stale (besides the manifest and the cached tables)
+CACHED_READS = ("plan", "final", "simulated")
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,8 @@ class JsonInput(NamedTuple):
 
 @dataclass
 class Run:
-    """One run directory, opened read-only; tables are scanned lazily and cached per process."""
+    """One run directory, opened read-only; tables are scanned lazily and cached until the run
+    changes on disk (`current`)."""
 
     index: int
     path: Path
@@ -73,10 +86,44 @@ class Run:
     study: str
     _frames: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _by_row: dict[str, ByRow] = field(default_factory=dict, repr=False)
+    _version: str = field(default="", repr=False)  # live.fingerprint when last read
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return self.path.name
+
+    @property
+    def version(self) -> str:
+        """The fingerprint of the run as the viewer last read it."""
+        return self._version
+
+    @property
+    def finished(self) -> bool:
+        return live.finished(self.manifest)
+
+    def refresh(self) -> bool:
+        """Read the manifest again and drop every cached read when the run changed on disk
+        since it was read; True when it had. The fingerprint is taken before the reads, so a
+        write landing during them shows as a change at the next call."""
+        from pipeline.store import load_manifest
+
+        now = live.fingerprint(self.path, self.layout.tables)
+        if now == self._version:
+            return False
+        self.manifest = load_manifest(self.path).to_json()
+        self._frames, self._by_row = {}, {}
+        for name in CACHED_READS:
+            self.__dict__.pop(name, None)
+        self._version = now
+        return True
+
+    @contextmanager
+    def current(self) -> Iterator[Run]:
+        """This run as of now, held for one page (module doc)."""
+        with self._lock:
+            self.refresh()
+            yield self
 
     @cached_property
     def layout(self) -> Any:
@@ -196,6 +243,9 @@ def open_runs(paths: Sequence[Path]) -> list[Run]:
             raise RunDirError(f"run directory not found: {path}")
         root = path.resolve()
         manifest = load_manifest(root)
-        validate_run_dir(root, studies.layout(studies.definition(manifest.study)))
-        runs.append(Run(index, root, manifest.to_json(), manifest.study))
+        layout = studies.layout(studies.definition(manifest.study))
+        version = live.fingerprint(root, layout.tables)  # before the reads it vouches for
+        manifest = load_manifest(root)
+        validate_run_dir(root, layout)
+        runs.append(Run(index, root, manifest.to_json(), manifest.study, _version=version))
     return runs

@@ -117,9 +117,31 @@
     window.scrollTo(0, 0);
   }
 
+  // A running run's overview (served only): ask the server every few seconds whether the run
+  // changed on disk (/run/{i}/status) and reload the page when it has, so its counts and
+  // status are the run's as of now. A finished run's page has no #live-run to poll.
+  var LIVE_POLL_MS = 3000;
+  function followLiveRun() {
+    var live = document.getElementById("live-run");
+    var url = live && live.getAttribute("data-status-url");
+    if (!url) { return; }
+    var shown = live.getAttribute("data-version");
+    function poll() {
+      fetch(url, { cache: "no-store" })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (status) {
+          if (status && status.version !== shown) { window.location.reload(); return; }
+          window.setTimeout(poll, LIVE_POLL_MS);
+        })
+        .catch(function () { window.setTimeout(poll, LIVE_POLL_MS); });
+    }
+    window.setTimeout(poll, LIVE_POLL_MS);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
     wireTextFilters();
+    followLiveRun();
     if (document.body.classList.contains("static")) {
       window.addEventListener("hashchange", showFromFragment);
       showFromFragment();
