@@ -59,10 +59,10 @@ def search(
         read += block.height
         kept.append(block.filter(hit) if columns else block.clear())
         if sum(f.height for f in kept) >= limit:
-            if read < frame.height:
-                stopped = f"stopped at {limit} matches, having read {read} of {frame.height} units"
             break
     matched = pl.concat(kept) if kept else frame.clear()
+    if stopped is None and (matched.height > limit or read < frame.height):
+        stopped = f"stopped at {limit} matches, having read {read} of {frame.height} units"
     matched = matched.head(limit)
     where = [_where(row, columns, lowered) for row in matched.select(columns).iter_rows()]
     return Found(matched.with_columns(pl.Series(FOUND, where, dtype=pl.String)), stopped)
