@@ -42,8 +42,11 @@ async def page(client: TestClient, path: str) -> str:
     return await response.text()
 
 
+UNIT_LINK = re.compile(r'class="unit-link" href="[^"]*">([^<]*)</a>')
+
+
 def shown_units(text: str) -> set[str]:
-    return {html.unescape(r) for r in re.findall(r'class="unit-link" href="[^"]*">([^<]*)</a>', text)}
+    return {html.unescape(r) for r in UNIT_LINK.findall(text)}
 
 
 def selected(units: pl.DataFrame, expression: str) -> set[str]:
