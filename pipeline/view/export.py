@@ -32,6 +32,7 @@ from markupsafe import Markup
 from pipeline.decision import DecisionOptions
 from pipeline.usererror import UserError
 from pipeline.view import decision, pages
+from pipeline.view.cells import units_data
 from pipeline.view.guard import PathRefused
 from pipeline.view.links import ExportLinks
 from pipeline.view.runs import Run
@@ -69,6 +70,8 @@ def export_chunks(run: Run) -> Iterator[str]:
     yield head
     yield _section("overview", pages.overview(run, links))
     yield "\n" + _section("units", pages.units(run, links, {}, everything=True))
+    yield "\n"
+    yield from units_data(units)  # the cells the units table's filter script reads
     for section, page in pages.run_sections(run, links):
         yield "\n" + _section(section.anchor, page)
     for row_id in row_ids:

@@ -28,10 +28,19 @@ from pipeline.study import RunSection
 from pipeline.usererror import UserError
 from pipeline.view import compare as compare_mod
 from pipeline.view import decision as decision_mod
+from pipeline.view.cells import as_text
 from pipeline.view.links import Links
 from pipeline.view.overview import overview as build_overview
 from pipeline.view.runs import Run
-from pipeline.view.units import UnitQuery, as_text, query_units, table_columns, unit_frame
+from pipeline.view.units import (
+    UnitQuery,
+    default_columns,
+    presets,
+    query_units,
+    shown_columns,
+    table_columns,
+    unit_frame,
+)
 
 UNITS_KEY = "__units__"
 
@@ -149,12 +158,14 @@ def _figure_src(run: Run, links: Links, name: str) -> str | None:
 
 
 def units(run: Run, links: Links, params: Mapping[str, str], *, everything: bool = False) -> Page:
+    """The units table. The export's holds every unit and every table column; its script
+    filters, searches and shows columns of it from the cells' data (`cells.units_data`)."""
     frame = units_of(run)
     columns = table_columns(frame)
     query = UnitQuery.parse(params, list(frame.columns))
     if everything:  # the export: every unit on one page, filtered in the browser
         query = UnitQuery(query.filters, query.sort, query.desc, 1, max(1, frame.height))
-    page = query_units(frame, query, columns)
+    page = query_units(frame, query, columns if everything else shown_columns(query, columns))
     options = {
         c: sorted(frame[c].cast(pl.String).fill_null("—").unique().to_list())
         for c in ("config_id", "arm", "verdict", "reason")
@@ -166,6 +177,9 @@ def units(run: Run, links: Links, params: Mapping[str, str], *, everything: bool
         links=links,
         page=page,
         options=options,
+        choosable=columns,
+        defaults=default_columns(columns),
+        presets=presets(frame),
         simulated=run.simulated,
         title=f"{run.name} — units",
     )

@@ -1,6 +1,7 @@
 // foldsweep viewer: sort any table.sortable by a click on its header, filter a table by a
 // text box, and, in an exported file, show one page at a time from the URL fragment
-// (#overview, #units?verdict=invalid&reason=R, #u12). No dependencies.
+// (#overview, #units?verdict=invalid&reason=R, #units?filter=recall+%3C+0.5&q=text&cols=a,b,
+// #u12); the units filter language is assets/filter_expr.js. No dependencies.
 (function () {
   "use strict";
 
@@ -95,6 +96,9 @@
 
   function home() { return document.body.getAttribute("data-home") || "overview"; }
 
+  // Fragment keys that are not a column's equality filter.
+  var CONTROLS = ["filter", "q", "cols", "sort", "desc", "page", "per", "col", "val"];
+
   function showFromFragment() {
     var target = parseFragment();
     var pages = document.querySelectorAll("section.page");
@@ -102,16 +106,14 @@
     Array.prototype.forEach.call(pages, function (page) {
       page.classList.toggle("shown", found ? page === found : page.id === home());
     });
-    staticFilters = target.filters;
-    var table = document.getElementById("units-table");
-    if (table) {
-      var shown = applyFilters(table, staticFilters, "");
-      var counter = document.getElementById("units-shown");
-      if (counter) { counter.textContent = String(shown); }
-    }
+    staticFilters = {};
+    Object.keys(target.filters).forEach(function (name) {
+      if (CONTROLS.indexOf(name) < 0) { staticFilters[name] = target.filters[name]; }
+    });
+    showUnits(target.filters);
     if (found) {  // a table a decision cites: its cited rows, from the fragment
       Array.prototype.forEach.call(found.querySelectorAll("table.cited-table"), function (cited) {
-        applyFilters(cited, staticFilters, "");
+        applyFilters(cited, target.filters, "");
       });
     }
     window.scrollTo(0, 0);
@@ -138,11 +140,114 @@
     window.setTimeout(poll, LIVE_POLL_MS);
   }
 
+  var unitsData = null;
+  function loadUnitsData() {
+    var node = document.getElementById("units-data");
+    if (unitsData === null && node) { unitsData = JSON.parse(node.textContent); }
+    return unitsData;
+  }
+
+  // The export's units table from the fragment: equality filters, `filter=` (an expression of
+  // filter_expr.js), `q=` (text search) and `cols=` (the columns shown).
+  function showUnits(params) {
+    var table = document.getElementById("units-table");
+    var data = loadUnitsData();
+    var language = window.foldsweepFilter;
+    if (!table || !data || !language) { return; }
+    var expression = params.filter || "", needle = (params.q || "").trim().toLowerCase();
+    var node = null, error = "";
+    try {
+      node = language.parse(expression, data.columns);
+    } catch (exc) {
+      if (!(exc instanceof language.FilterError)) { throw exc; }
+      error = exc.message + " — the filter is not applied";
+    }
+    var errorLine = document.getElementById("filter-error");
+    if (errorLine) { errorLine.textContent = error; errorLine.hidden = !error; }
+    setValue("filter-expr", expression);
+    setValue("search-text", params.q || "");
+    var equal = Object.keys(staticFilters).map(function (name) {  // "a|b": either value
+      return [data.columns.indexOf(name), staticFilters[name].split("|")];
+    });
+    var shown = 0;
+    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+      var i = Number(row.getAttribute("data-i"));
+      var ok = equal.every(function (pair) {
+        return pair[0] < 0 || pair[1].indexOf(data.rows[i][0][pair[0]]) >= 0;
+      });
+      ok = ok && (node === null || language.matches(node, data, i));
+      ok = ok && (!needle || language.contains(data, i, needle));
+      row.classList.toggle("hidden", !ok);
+      if (ok) { shown += 1; }
+    });
+    var counter = document.getElementById("units-shown");
+    if (counter) { counter.textContent = String(shown); }
+    showColumns(table, params.cols);
+  }
+
+  function setValue(id, value) {
+    var input = document.getElementById(id);
+    if (input && input !== document.activeElement) { input.value = value; }
+  }
+
+  // Hide the columns not chosen (`cols=a,b`, `cols=all`, or the table's default set) with one
+  // style rule per column, not a class on every cell.
+  function showColumns(table, cols) {
+    var chosen = cols === "all" ? null
+      : (cols ? cols.split(",") : table.getAttribute("data-default-columns").split(","));
+    var rules = [];
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      var name = th.getAttribute("data-column");
+      if (chosen && name !== "row_id" && chosen.indexOf(name) < 0) {
+        rules.push("#units-table tr > :nth-child(" + (index + 1) + ") { display: none; }");
+      }
+    });
+    var style = document.getElementById("units-columns");
+    if (style) { style.textContent = rules.join("\n"); }
+    Array.prototype.forEach.call(document.querySelectorAll("input[data-column-toggle]"), function (box) {
+      var name = box.getAttribute("data-column-toggle");
+      box.checked = !chosen || name === "row_id" || chosen.indexOf(name) >= 0;
+    });
+  }
+
+  // The export's units controls write the fragment; the hashchange shows it.
+  function setFragment(change) {
+    var target = parseFragment();
+    var params = target.page === "units" ? target.filters : {};
+    Object.keys(change).forEach(function (key) { params[key] = change[key]; });
+    var pairs = Object.keys(params).filter(function (key) { return params[key]; }).map(function (key) {
+      return encodeURIComponent(key) + "=" + encodeURIComponent(params[key]);
+    });
+    window.location.hash = "units" + (pairs.length ? "?" + pairs.join("&") : "");
+  }
+
+  function wireUnitsControls() {
+    var form = document.getElementById("units-controls");
+    if (form) {
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        setFragment({
+          filter: document.getElementById("filter-expr").value.trim(),
+          q: document.getElementById("search-text").value.trim()
+        });
+      });
+    }
+    var boxes = document.querySelectorAll("input[data-column-toggle]");
+    Array.prototype.forEach.call(boxes, function (box) {
+      box.addEventListener("change", function () {
+        var names = Array.prototype.filter.call(boxes, function (b) { return b.checked; })
+          .map(function (b) { return b.getAttribute("data-column-toggle"); });
+        setFragment({ cols: names.join(",") });
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
     wireTextFilters();
     followLiveRun();
     if (document.body.classList.contains("static")) {
+      wireUnitsControls();
       window.addEventListener("hashchange", showFromFragment);
       showFromFragment();
     }
