@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +95,9 @@ def test_a_sweeps_analysis_and_report_run_once_each(
         calls.append("analyze")
         return analyze(*args, **kwargs)
 
-    def counted_render(path: Path) -> Path:
+    def counted_render(path: Path, descriptions: Mapping[str, str] | None = None) -> Path:
         calls.append("render")
-        return render(path)
+        return render(path, descriptions)
 
     monkeypatch.setattr(run_all, "analyze", counted_analyze)
     monkeypatch.setattr(report, "render_report", counted_render)
