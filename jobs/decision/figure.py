@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from jobs.figures_common import save_figure
 from pipeline.decision import Effect, StudyDecision
@@ -60,6 +61,7 @@ def draw(decisions: Sequence[StudyDecision]) -> Figure | None:
             ax.axvline(reference, color="0.3", linewidth=0.8, linestyle="--")
         ax.set_yticks(range(len(points)), [label for label, *_ in reversed(points)], fontsize=8)
         ax.set_ylim(-0.7, len(points) - 0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))  # USD ticks stay apart
         ax.set_xlabel(f"{unit} (point: estimate; bar: 95% interval; dashed: reference)")
     figure.suptitle(
         "Each answer's estimate: filled = recommended, hollow = no decision", fontsize=10
