@@ -15,27 +15,26 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.local_model, pytest.mark.ray, pytest.mark.slow]
 
 
-def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_path: Path) -> None:
+def _pipeline(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -m pipeline ARGS` from the checkout; asserts exit 0, naming stderr's tail."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipeline",
-            "sweep",
-            "arms=[j,x]",
-            "repeats=1",
-            f"out_dir={tmp_path}",
-            "progress=false",
-        ],
+        [sys.executable, "-m", "pipeline", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
-        timeout=1200,
+        timeout=timeout,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_path: Path) -> None:
+    done = _pipeline(
+        "sweep", "arms=[j,x]", "repeats=1", f"out_dir={tmp_path}", "progress=false", timeout=1200
+    )
     run_dir = Path(done.stdout.strip().splitlines()[-1])
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "completed"
@@ -67,15 +66,7 @@ def test_default_local_panel_sweep_writes_real_valid_rows_for_both_models(tmp_pa
 def _the_floor_gives_no_decision_with_the_retention_fallback(run_dir: Path, out: Path) -> None:
     """Issue 34's floor case: tiny models recall almost nothing, so `decide` recommends no
     carrier and falls back on the carrier retention contrast, saying so."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pipeline", "decide", str(run_dir), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    _pipeline("decide", str(run_dir), "--out", str(out), timeout=300)
     decision = json.loads((out / "decision.json").read_text())
     (carrier,) = decision["decisions"]
     assert carrier["simulated"] is False
