@@ -276,7 +276,12 @@ def test_submitted_sim_sweeps_complete_and_stop_on_a_two_node_cluster(
     while "run directory:" not in ray_job_logs(logs, env):  # the stop handler is installed
         assert time.monotonic() < deadline, ray_job_logs(logs, env)[-3000:]
         time.sleep(1)
-    time.sleep(3)  # into the sweep proper
+    # into the sweep proper: a stop before the plan is written leaves a run that cannot be
+    # resumed ("failed"), and the probes take longer than a fixed wait on a loaded machine
+    while not list(long_dir.glob("*/plan.parquet")):
+        assert time.monotonic() < deadline + 120, ray_job_logs(logs, env)[-3000:]
+        time.sleep(1)
+    time.sleep(1)
     stop = subprocess.run(
         printed_command(started.stdout, "stop"),
         env=env,
