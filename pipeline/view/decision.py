@@ -46,7 +46,8 @@ def has_decision(run: Run) -> bool:
 
 
 def options_of(params: Mapping[str, str]) -> DecisionOptions:
-    """The served page's question; a bad retention is ignored for the default, and said."""
+    """The served page's question; a retention that is not a number in (0, 1] falls back to
+    0.9, which the page's "Asked for" line shows."""
     try:
         retention = float(params.get("retention", "0.9"))
     except ValueError:
