@@ -59,6 +59,7 @@ HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))  # _bench_common
 
 from _bench_common import sweep_overrides  # noqa: E402 - after the path it needs
+from _phases import APART, Profile, classify  # noqa: E402
 
 REPO = HERE.parent.parent
 ARMS = ("j", "q", "m", "x")
@@ -262,31 +263,117 @@ def native(v: Variant, url: str, units: int, concurrency: int) -> tuple[float, d
     return 1000 * (figures["user_s"] + figures["sys_s"]) / figures["requests"], figures
 
 
-def main() -> int:
+def profile(v: Variant, url: str, units: int, concurrency: int, py_spy: str) -> Profile:
+    """One native child run sampled by py-spy (1 kHz, idle samples left out), in phases."""
+    with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
+        raw = Path(tmp) / "profile.txt"
+        sampled = [py_spy, "record", "--rate", "1000", "--format", "raw", "--output", str(raw)]
+        cmd = [*sampled, "--", *_child_cmd(v, url, units, concurrency, Path(tmp))]
+        done = subprocess.run(cmd, env=_env(v.tree), capture_output=True, text=True, check=False)
+        if done.returncode != 0 or not raw.exists():
+            raise SystemExit(f"py-spy failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+        return classify(raw)
+
+
+def _print_profile(found: Profile, per_request: float | None, top: int) -> None:
+    """Shares of the worker's samples; with a callgrind count, instructions per request too."""
+    total = found.worker_total()
+    print(f"profile: {total} worker samples ({found.startup} start-up samples left out)")
+    for phase, n in sorted(found.phases.items(), key=lambda kv: -kv[1]):
+        share = n / total
+        if phase in APART:
+            print(f"  {phase:<48} {n:>6} samples (counted apart by callgrind)")
+            continue
+        count = f" ~{share * per_request:>10,.0f} instructions" if per_request else ""
+        print(f"  {phase:<48} {100 * share:5.1f}%{count}")
+    print(f"profile: the {top} functions with the most worker samples")
+    for function, n in found.functions.most_common(top):
+        print(f"  {100 * n / total:5.1f}% {function}")
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--toggle", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--base-tree", type=Path, help="a source tree to compare with")
+    parser.add_argument(
+        "--base-cache",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the base tree with its response cache on, as `cache on` (a tree from before "
+        "the cache ignores it)",
+    )
     parser.add_argument("--units", type=int, default=100, help="units counted under callgrind")
     parser.add_argument("--native-units", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--native-rounds", type=int, default=5)
     parser.add_argument("--no-callgrind", action="store_true")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also sample one native `cache on` run with py-spy and print the worker's phases",
+    )
+    parser.add_argument("--py-spy", default=shutil.which("py-spy") or "py-spy")
+    return parser.parse_args()
+
+
+def _counted(variants: list[Variant], url: str, args: argparse.Namespace) -> dict[str, Counted]:
+    counted: dict[str, Counted] = {}
+    for v in variants:
+        t0 = time.monotonic()
+        c = counted[v.name] = callgrind(v, url, args.units, args.concurrency)
+        print(
+            f"callgrind {v.name}: {c.requests:.0f} requests, worker "
+            f"{c.worker / c.requests:,.0f} + transfer {c.transfer / c.requests:,.0f}"
+            f" + sink {c.sink / c.requests:,.0f} = "
+            f"{(c.worker + c.transfer + c.sink) / c.requests:,.0f} instructions per request "
+            f"({time.monotonic() - t0:.0f} s)",
+            flush=True,
+        )
+    return counted
+
+
+def _native_rounds(variants: list[Variant], url: str, args: argparse.Namespace) -> dict[str, float]:
+    best: dict[str, float] = {}
+    for number in range(args.native_rounds):
+        for v in variants:
+            ms, figures = native(v, url, args.native_units, args.concurrency)
+            best[v.name] = min(ms, best.get(v.name, ms))
+            print(
+                f"native round {number + 1} {v.name}: {ms:.3f} CPU ms per request "
+                f"({figures['requests']:.0f} requests, {figures['valid']:.0f} valid "
+                f"units, user {figures['user_s']:.2f} s, sys {figures['sys_s']:.2f} s, "
+                f"{figures['cache_bytes'] / 1024:.0f} KiB cached)",
+                flush=True,
+            )
+    return best
+
+
+def _ratios(prefix: str, figures: dict[str, float]) -> None:
+    if "base" not in figures:
+        return
+    for name in ("cache on", "cache off"):
+        key = name.replace(" ", "_")
+        print(f"{prefix}ratio_{key}_vs_base={figures[name] / figures['base']:.4f}")
+
+
+def main() -> int:
+    args = _arguments()
     if args.child:
         figures = child(
             args.child, args.units, args.concurrency, args.cache, args.tmp, toggle=args.toggle
         )
         print(json.dumps(figures))
         return 0
-
     if not args.no_callgrind and shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind, or --no-callgrind")
+    if args.profile and shutil.which(args.py_spy) is None:
+        raise SystemExit(f"py-spy not found ({args.py_spy}): pip install -e '.[bench]' or --py-spy")
     variants = [Variant("cache on", REPO, True), Variant("cache off", REPO, False)]
     if args.base_tree is not None:
-        variants.insert(0, Variant("base", args.base_tree.resolve(), False))
+        variants.insert(0, Variant("base", args.base_tree.resolve(), args.base_cache))
     sys.path.insert(0, str(REPO))
     from pipeline.commands.start import prepare
     from pipeline.sweep.servers import EndpointServers
@@ -300,42 +387,16 @@ def main() -> int:
             url = servers.endpoints[0].base_url
             assert url is not None
             print(f"sim server at {url}; load average {os.getloadavg()[0]:.2f}", flush=True)
-            per_request: dict[str, float] = {}
-            if not args.no_callgrind:
-                for v in variants:
-                    t0 = time.monotonic()
-                    c = callgrind(v, url, args.units, args.concurrency)
-                    per_request[v.name] = (c.worker + c.transfer + c.sink) / c.requests
-                    print(
-                        f"callgrind {v.name}: {c.requests:.0f} requests, worker "
-                        f"{c.worker / c.requests:,.0f} + transfer {c.transfer / c.requests:,.0f}"
-                        f" + sink {c.sink / c.requests:,.0f} = "
-                        f"{per_request[v.name]:,.0f} instructions per request "
-                        f"({time.monotonic() - t0:.0f} s)",
-                        flush=True,
-                    )
-            best: dict[str, float] = {}
-            for number in range(args.native_rounds):
-                for v in variants:
-                    ms, figures = native(v, url, args.native_units, args.concurrency)
-                    best[v.name] = min(ms, best.get(v.name, ms))
-                    print(
-                        f"native round {number + 1} {v.name}: {ms:.3f} CPU ms per request "
-                        f"({figures['requests']:.0f} requests, {figures['valid']:.0f} valid "
-                        f"units, user {figures['user_s']:.2f} s, sys {figures['sys_s']:.2f} s, "
-                        f"{figures['cache_bytes'] / 1024:.0f} KiB cached)",
-                        flush=True,
-                    )
+            counted = {} if args.no_callgrind else _counted(variants, url, args)
+            if args.profile:
+                found = profile(variants[-2], url, args.native_units, args.concurrency, args.py_spy)
+                on = counted.get("cache on")
+                _print_profile(found, on.worker / on.requests if on else None, top=25)
+            best = _native_rounds(variants, url, args)
     for name, value in best.items():
         print(f"native fastest {name}: {value:.3f} CPU ms per request")
-    if "base" in per_request:
-        for name in ("cache on", "cache off"):
-            key = name.replace(" ", "_")
-            print(f"ratio_{key}_vs_base={per_request[name] / per_request['base']:.4f}")
-    if "base" in best:
-        for name in ("cache on", "cache off"):
-            key = name.replace(" ", "_")
-            print(f"native_ratio_{key}_vs_base={best[name] / best['base']:.4f}")
+    _ratios("", {k: (c.worker + c.transfer + c.sink) / c.requests for k, c in counted.items()})
+    _ratios("native_", best)
     return 0
 
 
