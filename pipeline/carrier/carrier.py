@@ -129,13 +129,18 @@ def apply_carry_cap(carrier: str, cap_tokens: int) -> tuple[str, bool]:
     return carrier[:lo], True
 
 
+# Every character `str.strip()` removes (Unicode whitespace), plus the heading markup: one
+# strip with this set equals alternating the two strips until nothing changes.
+UNICODE_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_WHITESPACE_AND_MARKUP = UNICODE_WHITESPACE + "#*_:"
+
+
 def _bare(line: str) -> str:
     """The line without any mix of whitespace and heading markup (# * _ :) at either end."""
-    while True:
-        bare = line.strip().strip("#*_:")
-        if bare == line:
-            return bare
-        line = bare
+    return line.strip(_WHITESPACE_AND_MARKUP)
 
 
 def count_headings(carrier: str, headings: tuple[str, ...]) -> int:

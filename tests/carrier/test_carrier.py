@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
+from pipeline.carrier import carrier as carrier_module
 from pipeline.carrier.arms import build_arms
 from pipeline.carrier.carrier import (
+    UNICODE_WHITESPACE,
     apply_carry_cap,
     carrier_from_reply,
     count_headings,
@@ -106,3 +109,23 @@ def test_heading_count_accepts_markdown_variants() -> None:
     carrier = "## Goal\nx\n**Progress**\ny\nKey facts:\nz\n# open questions\n"
     headings = ("Goal", "Progress", "Key facts", "Open questions", "Next steps")
     assert count_headings(carrier, headings) == 4
+
+
+def test_the_whitespace_set_is_every_character_str_strip_removes() -> None:
+    every = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace())
+    assert set(UNICODE_WHITESPACE) == set(every)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [" ## **Open questions:** ", "\u3000#\u00a0_Goal_\t:", "#  # x #", "__", "", "*\u2028*a"],
+)
+def test_one_strip_with_markup_equals_alternating_the_two_strips(line: str) -> None:
+    def alternating(text: str) -> str:
+        while True:
+            bare = text.strip().strip("#*_:")
+            if bare == text:
+                return bare
+            text = bare
+
+    assert carrier_module._bare(line) == alternating(line)
