@@ -51,9 +51,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parent))  # _bench_common
@@ -108,6 +109,22 @@ async def _units(core: object, specs: list[object], concurrency: int) -> list[ob
     return done
 
 
+def _on_uvloop(main: Coroutine[Any, Any, dict[str, float]]) -> dict[str, float]:
+    try:
+        import uvloop  # the loop Ray gives the actors, when installed
+    except ImportError:
+        return asyncio.run(main)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
+
+
+def _commit(sink: Any, records: list[object]) -> None:
+    """Commit records as the coordinator does: add each, then flush one batch."""
+    for r in records:
+        sink.add(r)
+    sink.flush()
+
+
 def child(
     url: str, units: int, concurrency: int, cache: bool, tmp: Path, *, toggle: Path | None
 ) -> dict[str, float]:
@@ -141,7 +158,14 @@ def child(
     async def go() -> dict[str, float]:
         # warm-up units have negative repeats: keys of their own, so the measured units miss
         # the cache as a sweep's first session does (each a lookup, a send and an append)
-        await _units(core, [spec(-1 - n) for n in range(WARM_UNITS)], concurrency)
+        warm = await _units(core, [spec(-1 - n) for n in range(WARM_UNITS)], concurrency)
+        # ... and are committed to a run of their own, so the sink's lazy imports (pyarrow's
+        # compute module, on the first sort) happen once per process, as in a sweep, not in
+        # the measured commit
+        warm_dir = tmp / "warm-run"
+        warm_dir.mkdir(parents=True)
+        warm_sink = Sink(warm_dir, "bench-warm", p.layout)  # type: ignore[attr-defined]
+        _commit(warm_sink, pickle.loads(pickle.dumps(warm, protocol=5)))
         gc.collect()
         gc.freeze()
         lib = ctypes.CDLL(str(toggle)) if toggle is not None else None
@@ -155,9 +179,7 @@ def child(
         records = pickle.loads(pickle.dumps(records, protocol=5))
         if lib is not None:
             lib.bench_mark()
-        for r in records:
-            sink.add(r)  # type: ignore[arg-type]
-        sink.flush()
+        _commit(sink, records)
         if lib is not None:
             lib.bench_stop()
         after = resource.getrusage(resource.RUSAGE_SELF)
@@ -171,12 +193,61 @@ def child(
             "sys_s": after.ru_stime - before.ru_stime,
         }
 
-    try:
-        import uvloop  # the loop Ray gives the actors, when installed
-    except ImportError:
-        return asyncio.run(go())
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(go())
+    return _on_uvloop(go())
+
+
+def raw_child(
+    url: str, requests: int, concurrency: int, *, toggle: Path | None
+) -> dict[str, float]:
+    """The floor: the same bodies POSTed with plain aiohttp, `concurrency` in flight, counted
+    the same way. The bodies are the worker's own, recorded from one unit per arm."""
+    import ctypes
+    import dataclasses
+    import gc
+
+    import aiohttp
+    from bench_throughput import RecordingClient
+
+    from pipeline.endpoints.client import open_client
+    from pipeline.study import UnitSpec
+    from pipeline.sweep.run import publication_dates, worker_settings
+    from pipeline.sweep.worker import EndpointWorkerCore
+
+    with tempfile.TemporaryDirectory(prefix="bench-path-raw-") as tmp:
+        p = _prepare(_overrides(Path(tmp) / "runs"))
+    ep = dataclasses.replace(p.resolution.included[0].endpoint, base_url=url)  # type: ignore[attr-defined]
+    settings = worker_settings(p, ep, publication_dates(p.resolution))  # type: ignore[arg-type,attr-defined]
+
+    async def go() -> dict[str, float]:
+        bodies: list[bytes] = []
+        async with open_client(ep, retry=settings.retry, timeouts=settings.timeouts) as client:
+            core = EndpointWorkerCore(settings, RecordingClient(client, ep, bodies))  # type: ignore[arg-type]
+            for arm in ARMS:
+                await core.run(UnitSpec("bench", ep.config_id, ep.model, "f", arm, 0, 0, 0))
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        target = f"{url}/chat/completions"
+        ok = [0]
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+            async def post(body: bytes) -> None:
+                async with session.post(target, data=body, headers=headers) as reply:
+                    await reply.read()
+                    ok[0] += reply.status == 200
+
+            await asyncio.gather(*(post(b) for b in bodies[:concurrency]))  # warm connections
+            gc.collect()
+            gc.freeze()
+            lib = ctypes.CDLL(str(toggle)) if toggle is not None else None
+            if lib is not None:
+                lib.bench_start()
+            for start in range(0, requests, concurrency):
+                batch = range(start, min(requests, start + concurrency))
+                await asyncio.gather(*(post(bodies[n % len(bodies)]) for n in batch))
+            if lib is not None:
+                lib.bench_stop()
+        return {"requests": float(requests), "ok": float(ok[0])}
+
+    return _on_uvloop(go())
 
 
 # --- the parent: server, variants, callgrind and native rounds ------------------------------
@@ -256,6 +327,21 @@ def callgrind(v: Variant, url: str, units: int, concurrency: int) -> Counted:
         return Counted(*parts, figures["requests"])
 
 
+def raw_floor(url: str, requests: int, concurrency: int) -> float:
+    """Instructions per request of plain aiohttp sending the worker's bodies (the floor)."""
+    with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        toggle = build_toggle(Path(tmp))
+        child_args = ["--raw-child", url, "--units", str(requests)]
+        child_args += ["--concurrency", str(concurrency), "--toggle", str(toggle)]
+        cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
+        cmd += [f"--callgrind-out-file={out}", sys.executable, str(HERE), *child_args]
+        figures = _run_child(cmd, REPO)
+        if figures["ok"] != figures["requests"]:
+            raise SystemExit(f"raw floor: {figures['ok']:.0f} of {requests} requests answered 200")
+        return _total(out) / figures["requests"]
+
+
 def native(v: Variant, url: str, units: int, concurrency: int) -> tuple[float, dict[str, float]]:
     """CPU ms per request of one native child run, and its figures."""
     with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
@@ -296,6 +382,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--child", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--toggle", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--raw-child", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--base-tree", type=Path, help="a source tree to compare with")
     parser.add_argument(
@@ -361,6 +448,11 @@ def _ratios(prefix: str, figures: dict[str, float]) -> None:
 
 def main() -> int:
     args = _arguments()
+    if args.raw_child:
+        print(
+            json.dumps(raw_child(args.raw_child, args.units, args.concurrency, toggle=args.toggle))
+        )
+        return 0
     if args.child:
         figures = child(
             args.child, args.units, args.concurrency, args.cache, args.tmp, toggle=args.toggle
@@ -388,6 +480,14 @@ def main() -> int:
             assert url is not None
             print(f"sim server at {url}; load average {os.getloadavg()[0]:.2f}", flush=True)
             counted = {} if args.no_callgrind else _counted(variants, url, args)
+            if counted:
+                requests = int(counted["cache on"].requests)
+                floor = raw_floor(url, requests, args.concurrency)
+                print(
+                    f"callgrind raw aiohttp: {requests} requests, {floor:,.0f} instructions per "
+                    "request (the floor: the same bodies, plain aiohttp, nothing else)",
+                    flush=True,
+                )
             if args.profile:
                 found = profile(variants[-2], url, args.native_units, args.concurrency, args.py_spy)
                 on = counted.get("cache on")
