@@ -69,7 +69,7 @@ def first_lost_text(line: Lineage) -> str:
     if line.first_lost is not None:
         said = f"fold {line.first_lost}"
         if line.never_carried:
-            said += " (never carried: the fold that folded its chunk dropped it)"
+            said += ", never carried"  # the fold that folded its chunk dropped it
         elif line.regained:
             said += " (held again later)"
         return said
