@@ -477,7 +477,12 @@ class StudyPages(Protocol):
     The viewer names no study: it renders these with its own templates in reach, so a study's
     template may `{% include "unit_header.html" %}`. `run` is the viewer's open run and `links`
     its links (server URLs or the export's anchors); they are `Any` here because this module
-    reads no tables."""
+    reads no tables.
+
+    It may also have `overview_sections(run, links) -> Sequence[RunSection]`: sections the run
+    overview shows after its counts, each drawn by the study's template (the carrier's facts
+    most often lost). Optional, read with `getattr`: a study without it adds nothing there. The
+    overview is drawn on every visit, so a section bounds its own reads."""
 
     @property
     def templates(self) -> Path:

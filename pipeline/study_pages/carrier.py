@@ -10,7 +10,10 @@ Planted values are marked wherever they appear: graded ones `graded`, the others
 A `fixture.json` the guard refuses (a symlink out of the run) leaves the chunks unshown and
 nothing marked; the page says it was refused and shows everything the tables hold.
 Every request of the unit, its messages as sent and its reply, comes from `carrier_exchanges`
-(its own template, `unit_carrier_exchanges.html`).
+(its own template, `unit_carrier_exchanges.html`). The fact lineage (each graded value through
+the folds, `carrier_lineage`) is drawn by `unit_carrier_lineage.html`; a fold that first lost
+values carries a `lost N` flag naming them. The run overview's "Facts most often lost" is
+`carrier_lost` (`overview_sections`).
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from pipeline.carrier.lineage import Lineage, lost_at
 from pipeline.study import RunSection, UnitPage
 from pipeline.study_pages import BuiltInPages
 from pipeline.study_pages.carrier_exchanges import tool_call_parts, unit_exchanges
+from pipeline.study_pages.carrier_lineage import MARKERS, first_lost_text, lost_title, unit_lineage
+from pipeline.study_pages.carrier_lost import facts_most_often_lost
 from pipeline.view.highlight import mark
 from pipeline.view.runs import Run
 
@@ -37,6 +43,7 @@ class Fold:
     after: Markup
     marks: list[str]
     facts: dict[str, Any]
+    lost: list[Lineage]  # the graded values this fold first lost
 
 
 def _chunk_text(chunk: dict[str, Any]) -> str:
@@ -74,6 +81,9 @@ def carrier_unit(run: Run, row: Mapping[str, Any]) -> dict[str, Any]:
     marks = planted_marks(fixture)
     chunks = {int(c["index"]): c for c in (fixture or {}).get("chunks") or []}
     folds = run.rows_for("folds", row_id).sort("fold_index").to_dicts()
+    checks = run.rows_for("checks", row_id).sort("label").to_dicts()
+    lineages = unit_lineage(checks, folds, fixture)
+    lost = lost_at(lineages)
     chain, before = [], ""
     for fold in folds:
         indices = [int(i) for i in str(fold.get("chunks") or "").split(",") if i.strip().isdigit()]
@@ -110,10 +120,10 @@ def carrier_unit(run: Run, row: Mapping[str, Any]) -> dict[str, Any]:
                 mark(after, marks),
                 flags,
                 facts,
+                lost.get(int(fold["fold_index"]), []),
             )
         )
         before = after
-    checks = run.rows_for("checks", row_id).sort("label").to_dicts()
     exchanges = unit_exchanges(
         run.manifest, row, folds, fixture=fixture, refused=refused, marks=marks
     )
@@ -123,6 +133,11 @@ def carrier_unit(run: Run, row: Mapping[str, Any]) -> dict[str, Any]:
         "final_carrier": mark(row.get("final_carrier"), marks),
         "answer": mark(row.get("answer_text"), marks),
         "checks": checks,
+        "lineage": lineages,
+        "lineage_markers": MARKERS,
+        "first_lost_text": first_lost_text,
+        "lost_title": lost_title,
+        "chunks_known": bool(fixture and fixture.get("planted")),
         "fixture_missing": fixture is None and refused is None,
         "fixture_refused": refused,
         "planted": len(marks),
@@ -142,6 +157,10 @@ class CarrierPages(BuiltInPages):
         found, refused = fixture_chunks(run)
         context = {"chunks": found, "refused": refused}
         return (RunSection("chunks", "fixture", "fixture_chunks.html", context),)
+
+    def overview_sections(self, run: Run, links: Any) -> Sequence[RunSection]:
+        context = {"lost": facts_most_often_lost(run)}
+        return (RunSection("facts-lost", "facts most often lost", "run_facts_lost.html", context),)
 
 
 PAGES = CarrierPages()

@@ -2,9 +2,10 @@
 
 Pages: `index` (the runs given), `overview`, `units`, `unit`, `compare`, and the pages a study
 brings (`pipeline.study.StudyPages`, from the definition the run's manifest names): its unit
-page, drawn by its own template (the generic one for a study without pages), and any page of
-the run only it has (`run_sections`). A study's templates are found beside the viewer's, so
-they can include the viewer's pieces; the viewer names no study. Each function takes the
+page, drawn by its own template (the generic one for a study without pages), any page of
+the run only it has (`run_sections`) and its sections of the overview (`overview_sections`).
+A study's templates are found beside the viewer's, so they can include the viewer's pieces;
+the viewer names no study. Each function takes the
 run(s), a `Links` (server URLs or the export's anchors) and the request's parameters, and
 returns a whole HTML document. The CSS and the little script (sorting and filtering; no build
 step) are inlined in every page, so the export is one file and the server needs no static
@@ -142,9 +143,31 @@ def overview(run: Run, links: Links) -> Page:
         run=run,
         links=links,
         o=facts,
+        study_sections=overview_sections(run, links),
         simulated=run.simulated,
         title=f"{run.name} — overview",
     )
+
+
+def overview_sections(run: Run, links: Links) -> list[Markup]:
+    """The study's own sections of the run overview (its pages' optional
+    `overview_sections`), each drawn by the study's template, in the order it gives them."""
+    study = run.pages
+    sections = getattr(study, "overview_sections", None)
+    if study is None or sections is None:
+        return []
+    return [
+        _page(
+            section.template,
+            study.templates,
+            run=run,
+            links=links,
+            simulated=run.simulated,
+            title=section.title,
+            **section.context,
+        ).content
+        for section in sections(run, links)
+    ]
 
 
 def _figure_src(run: Run, links: Links, name: str) -> str | None:
