@@ -235,6 +235,7 @@ def raw_child(
                     ok[0] += reply.status == 200
 
             await asyncio.gather(*(post(b) for b in bodies[:concurrency]))  # warm connections
+            ok[0] = 0
             gc.collect()
             gc.freeze()
             lib = ctypes.CDLL(str(toggle)) if toggle is not None else None
