@@ -41,7 +41,7 @@ ORACLE_DESCRIPTION = (
 )
 
 
-def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+def _policy_specs(names: tuple[str, ...], key: str) -> dict[str, dict[str, Any]]:
     folder = conf_dir() / "toolout" / "policies"
     available = sorted(p.stem for p in folder.glob("*.yaml"))
     chosen = names or tuple(available)
@@ -50,7 +50,7 @@ def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
         path = folder / f"{name}.yaml"
         if not path.is_file():
             raise ConfigError(
-                f"study.policies: unknown policy {name!r}; available: {', '.join(available)}"
+                f"{key}: unknown policy {name!r}; available: {', '.join(available)}"
             )
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
         if not isinstance(spec, dict):
@@ -247,7 +247,9 @@ class ToolOutDefinition:
             ),
             skipped=tuple(skipped),
             sources=sources,
-            policies=_policy_specs(cfg.policies),
+            policies=_policy_specs(
+                cfg.chosen_policies, "study.live.policies" if cfg.live_default else "study.policies"
+            ),
             cache_models=load_cache_models(),
         )
 
