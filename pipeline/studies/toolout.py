@@ -49,9 +49,7 @@ def _policy_specs(names: tuple[str, ...], key: str) -> dict[str, dict[str, Any]]
     for name in chosen:
         path = folder / f"{name}.yaml"
         if not path.is_file():
-            raise ConfigError(
-                f"{key}: unknown policy {name!r}; available: {', '.join(available)}"
-            )
+            raise ConfigError(f"{key}: unknown policy {name!r}; available: {', '.join(available)}")
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
         if not isinstance(spec, dict):
             raise ConfigError(f"{path}: a policy file must be a mapping")

@@ -73,7 +73,6 @@ class ToolOutConfig:
                 f"choose from {', '.join(KNOWN_CORPORA)}"
             )
 
-
     @property
     def live_default(self) -> bool:
         """A live panel with no study.policies: the arms are `live.policies`, no oracle."""
