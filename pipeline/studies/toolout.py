@@ -41,7 +41,7 @@ ORACLE_DESCRIPTION = (
 )
 
 
-def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+def _policy_specs(names: tuple[str, ...], key: str) -> dict[str, dict[str, Any]]:
     folder = conf_dir() / "toolout" / "policies"
     available = sorted(p.stem for p in folder.glob("*.yaml"))
     chosen = names or tuple(available)
@@ -49,9 +49,7 @@ def _policy_specs(names: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     for name in chosen:
         path = folder / f"{name}.yaml"
         if not path.is_file():
-            raise ConfigError(
-                f"study.policies: unknown policy {name!r}; available: {', '.join(available)}"
-            )
+            raise ConfigError(f"{key}: unknown policy {name!r}; available: {', '.join(available)}")
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
         if not isinstance(spec, dict):
             raise ConfigError(f"{path}: a policy file must be a mapping")
@@ -247,7 +245,9 @@ class ToolOutDefinition:
             ),
             skipped=tuple(skipped),
             sources=sources,
-            policies=_policy_specs(cfg.policies),
+            policies=_policy_specs(
+                cfg.chosen_policies, "study.live.policies" if cfg.live_default else "study.policies"
+            ),
             cache_models=load_cache_models(),
         )
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from pipeline.config.strict import ConfigError, build, check_range
 
+LIVE_POLICIES = ("control", "deterministic_first_pass")  # study.live.policies' default
+OFFLINE_PANEL = "offline"  # the one panel kind with no endpoint (pipeline/toolout/study.py)
 CORPORA = ("swe-agent", "mini-swe-agent", "openhands", "tau-bench")  # the default corpus
 # Shipped folders a run reads only when `study.corpora` names them (data/transcripts/README.md):
 # kept out of the default so its figures and the golden runs stay as they were until chosen.
@@ -24,6 +26,9 @@ class LiveConfig:
     max_prompt_tokens: int = 4000  # estimated; a transcript stops at its first larger request
     max_requests: int = 6  # per transcript
     summary_max_tokens: int = 256  # the model mode's summary, where the gate approves one
+    # the policies a live panel runs when study.policies is null (docs/toolout.md, "Live
+    # replay"): on the default live transcript every other policy sends control's bytes
+    policies: tuple[str, ...] = LIVE_POLICIES
 
     def __post_init__(self) -> None:
         check_range("study.live.max_transcripts", self.max_transcripts, at_least=1)
@@ -39,7 +44,9 @@ class ToolOutConfig:
     name: str
     corpora: tuple[str, ...] = CORPORA  # folders under data/transcripts/ (or transcripts_dir)
     transcripts_dir: str | None = None  # a user's own JSONL transcripts (replaces corpora)
-    policies: tuple[str, ...] = ()  # files under conf/toolout/policies/; () = every one
+    # files under conf/toolout/policies/; () = every one; None = every one offline and
+    # `live.policies` on a live panel (`chosen_policies`)
+    policies: tuple[str, ...] | None = None
     think_time_s: float = 30.0  # between requests of a transcript without timestamps
     oracle: bool = True  # add the oracle arm (pipeline/toolout/oracle.py), a bound
     # provider -> cache-model file name when they differ (an endpoint's provider otherwise)
@@ -51,6 +58,8 @@ class ToolOutConfig:
     # offline: a unit replays consecutive transcripts of at most this many requests (one
     # transcript at least), so its memory is bounded by its shard (pipeline/toolout/shards.py)
     requests_per_unit: int = 10_000
+    # the panel's kind, filled in by conf/study/toolout.yaml from `panel.kind`: not a setting
+    panel_kind: str = OFFLINE_PANEL
 
     def __post_init__(self) -> None:
         check_range("study.think_time_s", self.think_time_s, at_least=0)
@@ -63,6 +72,24 @@ class ToolOutConfig:
                 f"study.corpora: unknown corpus {unknown[0]!r}; "
                 f"choose from {', '.join(KNOWN_CORPORA)}"
             )
+
+    @property
+    def live_default(self) -> bool:
+        """A live panel with no study.policies: the arms are `live.policies`, no oracle."""
+        return self.policies is None and self.panel_kind != OFFLINE_PANEL
+
+    @property
+    def chosen_policies(self) -> tuple[str, ...]:
+        """The policy files to run; () = every one."""
+        if self.policies is not None:
+            return self.policies
+        return self.live.policies if self.live_default else ()
+
+    @property
+    def with_oracle(self) -> bool:
+        """Whether the oracle arm runs: `oracle`, except under the live default, where the
+        local cache model (prices 0) makes it send control's requests."""
+        return self.oracle and not self.live_default
 
 
 def toolout_config(node: Mapping[str, Any]) -> ToolOutConfig:

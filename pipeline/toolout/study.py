@@ -99,7 +99,7 @@ class ToolOutStudy(NullLostRow):
         )
 
     def arms(self) -> Sequence[str]:
-        return sorted([*self.policies, *([ORACLE] if self.config.oracle else [])])
+        return sorted([*self.policies, *([ORACLE] if self.config.with_oracle else [])])
 
     def probe_plan(self) -> ProbePlan:
         live = self.config.live
