@@ -10,7 +10,8 @@ A planned key (config_id, arm, execution_group, repeat) is judged by its FINAL a
 
 Keys the plan marks ``not_run`` are never dispatched. A run may only be resumed under the
 config it was made with (its fingerprint) and the same fixture, unless the user passes
-``allow_config_change=true``.
+``allow_config_change=true``. A key added to the config after the run was made is no
+change: its default must keep what the run measured.
 
 Execution settings are not the experiment (issue 32 §20): how fast, how wide and how
 patiently units are run does not change what a unit measures, so a resume may change them
@@ -144,6 +145,15 @@ def _measured(config: Mapping[str, Any]) -> Any:
     return out
 
 
+def _without_added(new: Any, old: Any) -> Any:
+    """`new` without the keys `old` lacks: keys a later version added to the config, at
+    defaults that keep what a run made before them measured (a study that adds a key owes
+    that), are no change of config."""
+    if not isinstance(new, Mapping) or not isinstance(old, Mapping):
+        return new
+    return {k: _without_added(v, old[k]) for k, v in new.items() if k in old}
+
+
 def check_resume_compatible(
     manifest: Manifest,
     new_fingerprint: str,
@@ -158,7 +168,8 @@ def check_resume_compatible(
     Returns the differences that were overridden (empty when none), for the manifest.
     """
     problems = []
-    old, new = _measured(manifest.config), None if new_config is None else _measured(new_config)
+    old = _measured(manifest.config)
+    new = None if new_config is None else _without_added(_measured(new_config), old)
     execution_only = new is not None and config_fingerprint(old) == config_fingerprint(new)
     if manifest.config_fingerprint != new_fingerprint and not execution_only:
         changed = changed_paths(old, new) if new is not None else []

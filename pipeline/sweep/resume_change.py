@@ -16,6 +16,10 @@ keeps every unit it planned exactly as planned, so a change is one of three kind
   configuration, the seed, temperature, schedule, scenario, the sim's model behaviour ...) and
   is refused in one line naming the key, before anything starts.
 
+A key the run's recorded config lacks was added to the config after the run was made: it is
+a session change, and the study that added it owes a default that keeps what such a run
+measured.
+
 Planned units keep their plan rows (status and schedule position); new units take the rows
 the extended config's full plan gives them, so an extension's schedule is balanced only over
 what was planned together (decision: moving planned units would alter them).
@@ -119,7 +123,12 @@ def classify_changes(
     changes = []
     for key in changed_paths(old_config, new_config):
         before, after = _at(old_config, key), _at(new_config, key)
-        kind = _kind(key, before, after, added_arms=added_arms, old=old, new=new)
+        try:
+            kind = _kind(key, before, after, added_arms=added_arms, old=old, new=new)
+        except RunDirError:
+            if _has(old_config, key):
+                raise
+            kind = "session"  # a key added after the run was made: its default keeps the run
         changes.append(ConfigChange(key, before, after, kind))
     return tuple(changes)
 
@@ -185,6 +194,15 @@ def _refuse(key: str, why: str) -> NoReturn:
         f"resume cannot change {key}: {why}; a resume may only add repeats, arms or "
         "configurations (or change retries, timeouts, limits, probes, analysis); start a new run"
     )
+
+
+def _has(config: Mapping[str, Any], key: str) -> bool:
+    node: Any = config
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def _at(config: Mapping[str, Any], key: str) -> Any:

@@ -26,8 +26,9 @@ class LiveConfig:
     max_prompt_tokens: int = 4000  # estimated; a transcript stops at its first larger request
     max_requests: int = 6  # per transcript
     summary_max_tokens: int = 256  # the model mode's summary, where the gate approves one
-    # the policies a live panel runs when study.policies is null (docs/toolout.md, "Live
-    # replay"): on the default live transcript every other policy sends control's bytes
+    # the policies a live panel runs when study.policies is [] (docs/toolout.md, "Live
+    # replay"): on the default live transcript every other policy sends control's bytes;
+    # () = every policy and the oracle
     policies: tuple[str, ...] = LIVE_POLICIES
 
     def __post_init__(self) -> None:
@@ -44,9 +45,10 @@ class ToolOutConfig:
     name: str
     corpora: tuple[str, ...] = CORPORA  # folders under data/transcripts/ (or transcripts_dir)
     transcripts_dir: str | None = None  # a user's own JSONL transcripts (replaces corpora)
-    # files under conf/toolout/policies/; () = every one; None = every one offline and
-    # `live.policies` on a live panel (`chosen_policies`)
-    policies: tuple[str, ...] | None = None
+    # files under conf/toolout/policies/; () = every one offline and `live.policies` on a
+    # live panel (`chosen_policies`). () stays the default a run made before the live
+    # default recorded, so such a run resumes unchanged
+    policies: tuple[str, ...] = ()
     think_time_s: float = 30.0  # between requests of a transcript without timestamps
     oracle: bool = True  # add the oracle arm (pipeline/toolout/oracle.py), a bound
     # provider -> cache-model file name when they differ (an endpoint's provider otherwise)
@@ -76,14 +78,12 @@ class ToolOutConfig:
     @property
     def live_default(self) -> bool:
         """A live panel with no study.policies: the arms are `live.policies`, no oracle."""
-        return self.policies is None and self.panel_kind != OFFLINE_PANEL
+        return not self.policies and bool(self.live.policies) and self.panel_kind != OFFLINE_PANEL
 
     @property
     def chosen_policies(self) -> tuple[str, ...]:
         """The policy files to run; () = every one."""
-        if self.policies is not None:
-            return self.policies
-        return self.live.policies if self.live_default else ()
+        return self.live.policies if self.live_default else self.policies
 
     @property
     def with_oracle(self) -> bool:

@@ -159,3 +159,11 @@ def test_same_config_and_fixture_resume_cleanly() -> None:
         )
         == []
     )
+
+
+def test_a_key_added_to_the_config_after_the_run_was_made_is_no_change() -> None:
+    old, new = {"repeats": 2, "study": {"a": 1}}, {"repeats": 2, "study": {"a": 1, "added": 3}}
+    notes = check_resume_compatible(
+        manifest(old), config_fingerprint(new), "a" * 64, False, new_config=new
+    )
+    assert notes == []

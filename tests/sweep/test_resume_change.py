@@ -181,3 +181,10 @@ def test_a_resume_adds_its_sim_counters_to_the_runs_instead_of_zeroing_them() ->
         "sim-00": {"requests": 14, "faults": {"http_500": 3, "timeout": 1}, "served_ok": 10}
     }
     assert after_idle.history[-1]["sim_counters"] == idle
+
+
+def test_a_study_key_added_after_the_run_was_made_is_no_change_of_its_units() -> None:
+    old_config = compose_dict(BASE)
+    old_config["study"] = {k: v for k, v in old_config["study"].items() if k != "scenario"}
+    changes = classify_changes(old_config, compose_dict(BASE), panel_of(BASE), panel_of(BASE))
+    assert [(c.key, c.kind) for c in changes] == [("study.scenario", "session")]

@@ -35,9 +35,15 @@ def test_a_live_panel_runs_the_live_policies_without_the_oracle() -> None:
     assert not cfg.with_oracle
 
 
-def test_study_policies_empty_gives_every_policy_and_the_oracle_live_too() -> None:
-    cfg = _config("+panel=local", "study.policies=[]")
+def test_live_policies_empty_gives_every_policy_and_the_oracle_live_too() -> None:
+    cfg = _config("+panel=local", "study.live.policies=[]")
     assert cfg.chosen_policies == () and cfg.with_oracle
+
+
+def test_the_default_study_policies_is_the_one_an_older_run_recorded() -> None:
+    """A run made before the live default recorded `study.policies: []`; a resume composes
+    its overrides again, so the default must still be [] for that run to resume."""
+    assert compose_dict(["study=toolout"])["study"]["policies"] == []
 
 
 def test_named_study_policies_win_over_the_live_default() -> None:
