@@ -3,8 +3,10 @@ under a policy.
 
 A unit is (priced configuration, policy) over the whole corpus, so the page lists the unit's
 transcripts (`sessions`) and shows one of them (`?transcript=`, default the first):
-- per request (`turns`): the prefix-cache map as a bar of cached / written / missed tokens,
-  the missed tokens by cause (`miss_<cause>_tokens`, docs/tables.md), and its priced cost;
+- per request (`turns`): its time since the transcript's first request and the gap before
+  it, with the TTL misses marked (`miss_ttl_expiry_tokens`); the prefix-cache map as a bar of
+  cached / written / missed tokens, the missed tokens by cause (`miss_<cause>_tokens`,
+  docs/tables.md), and its priced cost;
 - per request, the policy's decisions on each tool output (`decisions`): the mode shown
   (exact, deterministic, keyword, model, cleared, elided, masked, truncated), why, the
   evidence, and the sizes. The tables keep sizes and decisions, not the shown text itself;
@@ -23,6 +25,7 @@ import polars as pl
 
 from pipeline.study import UnitPage
 from pipeline.study_pages import BuiltInPages
+from pipeline.study_pages.toolout_times import shown_seconds, timings
 from pipeline.view.runs import Run
 
 CAUSES = ("cold_start", "rewrite", "ttl_expiry", "below_minimum", "granularity")
@@ -95,7 +98,8 @@ def toolout_unit(run: Run, row: Mapping[str, Any], transcript: str | None) -> di
         by_request: dict[int, list[dict[str, Any]]] = {}
         for d in decisions.to_dicts():
             by_request.setdefault(int(d["request_index"]), []).append(d)
-        for t in turns.to_dicts():
+        rows = turns.to_dicts()
+        for t, when in zip(rows, timings([r.get("time_s") for r in rows]), strict=True):
             total = max(1, int(t["input_tokens"] or 0))
             misses = {c: int(t.get(f"miss_{c}_tokens") or 0) for c in CAUSES}
             bar = [
@@ -109,6 +113,9 @@ def toolout_unit(run: Run, row: Mapping[str, Any], transcript: str | None) -> di
                     "bar": [(css, n, 100.0 * n / total) for css, n in bar if n],
                     "misses": {c: n for c, n in misses.items() if n},
                     "decisions": by_request.get(int(t["request_index"]), []),
+                    "since_first": shown_seconds(when.since_first_s, sign="+"),
+                    "gap": None if when.gap_s is None else shown_seconds(when.gap_s),
+                    "ttl_missed": misses["ttl_expiry"],
                 }
             )
         gate = [d for d in decisions.to_dicts() if d.get("gate_approved") is not None]

@@ -303,7 +303,7 @@ def toolout_run(run_dir: Path) -> Path:
             {
                 **turn,
                 "request_index": 0,
-                "time_s": 0.0,
+                "time_s": 1_746_000_000.0,  # epoch seconds, as a recorded transcript has
                 "input_tokens": 100,
                 "cached_tokens": 0,
                 "written_tokens": 0,
@@ -314,13 +314,14 @@ def toolout_run(run_dir: Path) -> Path:
             {
                 **turn,
                 "request_index": 1,
-                "time_s": 30.0,
+                "time_s": 1_746_000_330.0,  # after a 5-minute TTL: part of its prefix expired
                 "input_tokens": 200,
                 "cached_tokens": 60,
                 "written_tokens": 0,
                 "uncached_tokens": 140,
                 "miss_rewrite_tokens": 40,
                 "miss_cold_start_tokens": 100,
+                "miss_ttl_expiry_tokens": 20,
                 "cost_usd": costs[1],
             },
         ]

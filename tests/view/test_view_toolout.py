@@ -22,3 +22,15 @@ def test_toolout_unit_shows_cache_map_decisions_costs_and_regret(tmp_path: Path)
     assert '<td class="num">0.04</td>' in html  # request 1 under the other cache model
     assert '<table id="gate"' in html and '<td class="num">0.25</td>' in html
     assert "no change" in html  # request 0 changed no output
+
+
+def test_toolout_requests_show_time_since_the_first_the_gap_and_the_ttl_misses(
+    tmp_path: Path,
+) -> None:
+    (run,) = open_runs([toolout_run(tmp_path / "run")])
+    html = str(pages.unit(run, Links(), "anthropic:c/model/g0/r0/a0", {}).content)
+    assert "1.746e+09" not in html  # the transcript's clock stays in a tooltip
+    assert ">+0.0 s<" in html
+    assert '+330 s<br><span class="gap">gap 330 s</span>' in html
+    assert '<strong class="ttl-miss">TTL expired: 20 tokens missed</strong>' in html
+    assert html.count("ttl-missed") == 1  # request 1 only
