@@ -9,7 +9,9 @@ transcripts (`sessions`) and shows one of them (`?transcript=`, default the firs
   docs/tables.md), and its priced cost;
 - per request, the policy's decisions on each tool output (`decisions`): the mode shown
   (exact, deterministic, keyword, model, cleared, elided, masked, truncated), why, the
-  evidence, and the sizes. The tables keep sizes and decisions, not the shown text itself;
+  evidence, and the sizes. The tables keep sizes and decisions, not the shown text itself:
+  the text the policy left, beside the original with a line diff, is recomputed from the
+  run's corpus and checked against the recorded sizes (`toolout_shown.py`);
 - the cost per request under every cache model: the same policy's units on the other
   configurations replay the same transcript, so their `turns.cost_usd` sit side by side;
 - the gate's decisions with their hindsight regret (`gate_*` columns);
@@ -25,6 +27,7 @@ import polars as pl
 
 from pipeline.study import UnitPage
 from pipeline.study_pages import BuiltInPages
+from pipeline.study_pages.toolout_shown import MAX_CHARS, MAX_OUTPUTS, ShownTexts, shown_texts
 from pipeline.study_pages.toolout_times import shown_seconds, timings
 from pipeline.view.runs import Run
 
@@ -80,6 +83,7 @@ def toolout_unit(run: Run, row: Mapping[str, Any], transcript: str | None) -> di
     chosen = transcript if transcript in ids else _default_transcript(run, row_id, sessions)
     requests: list[dict[str, Any]] = []
     gate: list[dict[str, Any]] = []
+    shown = ShownTexts()
     models: list[str] = []
     costs: dict[int, dict[str, float]] = {}
     if chosen is not None:
@@ -119,6 +123,7 @@ def toolout_unit(run: Run, row: Mapping[str, Any], transcript: str | None) -> di
                 }
             )
         gate = [d for d in decisions.to_dicts() if d.get("gate_approved") is not None]
+        shown = shown_texts(run, str(row["arm"]), chosen, decisions.to_dicts())
         models, costs = _cost_by_model(run, str(row["arm"]), chosen)
     return {
         "sessions": sessions.to_dicts(),
@@ -129,6 +134,8 @@ def toolout_unit(run: Run, row: Mapping[str, Any], transcript: str | None) -> di
         "costs": costs,
         "live": bool(row.get("live")),
         "causes": CAUSES,
+        "shown": shown,
+        "shown_caps": {"outputs": MAX_OUTPUTS, "chars": MAX_CHARS},
     }
 
 
