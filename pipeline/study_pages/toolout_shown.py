@@ -40,8 +40,10 @@ class ShownOutput:
     output_index: int
     tool_name: str
     mode: str
-    original: str
+    original: str  # capped at MAX_CHARS, as `shown`
     shown: str
+    original_chars: int  # before the cap
+    shown_chars: int
     diff: tuple[DiffLine, ...]
     clipped: bool  # a side or the diff was cut at MAX_CHARS
 
@@ -171,6 +173,8 @@ def _compare(
                     str(a.rendering.mode),
                     original,
                     text,
+                    len(outputs[a.output_index].content),
+                    len(a.rendering.text),
                     diff,
                     cut_a or cut_b or cut_c,
                 )
