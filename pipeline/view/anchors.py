@@ -4,8 +4,9 @@ A page is written for the served viewer, where it is the only page of its docume
 ids (`verdict`, `checks`, `units-table`) are unique there. An export holds many pages, so each
 section is rewritten as it is streamed: an id, and every attribute that names one in the same
 section (`for`, `data-filter-for`, `data-counter`, an `href="#id"`), gains the section's prefix
-(`u12-verdict`). The prefix is kept on the section as `data-ids`, which the script reads to
-find a section's parts (`view.js`, `part`). An `href="#name"` that names a page of the run
+(`u12-verdict`). The prefix is the section's anchor and a dash, or else it is named on the
+section as `data-ids` (a run's overview and units); the script finds a section's parts by it
+(`view.js`, `part`). An `href="#name"` that names a page of the run
 (`#chunks`, a study's `RunSection`) is mapped to that page's anchor in the file.
 
 Only tags are rewritten, never the text of a `<script>` (its JSON or code may hold anything);

@@ -185,7 +185,9 @@ def _frame_of(name: str, run: Run, links: ExportLinks, home: str) -> tuple[str, 
 
 
 def _open(anchor: str, ids: str) -> str:
-    return f'<section class="page" id="{anchor}" data-ids="{ids}">\n'
+    """A section's opening tag; `data-ids` only where its ids' prefix is not `anchor-`."""
+    named = "" if ids == f"{anchor}-" else f' data-ids="{ids}"'
+    return f'<section class="page" id="{anchor}"{named}>\n'
 
 
 def _section(

@@ -3,7 +3,7 @@
 // (#overview, #units?verdict=invalid&reason=R, #units?filter=recall+%3C+0.5&q=text&cols=a,b,
 // #u12; #r1-units?... in an export of several runs); the units filter language is
 // assets/filter_expr.js. In an export each section's element ids start with the section's
-// `data-ids` prefix (pipeline/view/anchors.py), so `part` finds a section's own elements.
+// prefix (pipeline/view/anchors.py), so `part` finds a section's own elements.
 // No dependencies.
 (function () {
   "use strict";
@@ -102,9 +102,12 @@
   // Fragment keys that are not a column's equality filter.
   var CONTROLS = ["filter", "q", "cols", "sort", "desc", "page", "per", "col", "val"];
 
-  // A section's element `name` (its id in the served page), in an export.
+  // A section's element `name` (its id in the served page), in an export: its ids start with
+  // the section's `data-ids`, or else with the section's id and a dash.
   function part(section, name) {
-    return section ? document.getElementById((section.getAttribute("data-ids") || "") + name) : null;
+    if (!section) { return null; }
+    var ids = section.hasAttribute("data-ids") ? section.getAttribute("data-ids") : section.id + "-";
+    return document.getElementById(ids + name);
   }
 
   function showFromFragment() {
