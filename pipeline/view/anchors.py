@@ -28,6 +28,7 @@ _HREF = re.compile(r'(\shref="#)([^"?]*)([^"]*")')
 def prefixed(html: str, prefix: str, pages: Mapping[str, str] | None = None) -> str:
     """`html` with its ids prefixed by `prefix` and its page links mapped by `pages`
     (`{"chunks": "r1-chunks"}`); unchanged when there is nothing to do."""
+    html = str(html)  # never Markup: adding a str to Markup would escape the str
     if not prefix and not pages:
         return html
     pages = pages or {}
