@@ -2,9 +2,10 @@
 
 Serves the runs on http://127.0.0.1:PORT/ (loopback only; the port is an option, 0 picks a
 free one), prints the URL, and stops on Ctrl-C; `/decision` is the runs' decision page (the
-index links it). `--export OUT.html RUN_DIR` writes one self-contained HTML file instead (with
-several RUN_DIRs: their decision page and the tables it cites; figures and data inline; it
-opens from disk with no server) and prints its path and size, with a one-line warning on
+index links it). `--export OUT.html RUN_DIR [RUN_DIR ...]` writes one self-contained HTML file
+instead (each run's pages; with several, their index, comparison and decision page too;
+figures and data inline; it opens from disk with no server; `--transcripts-per-unit N` views
+of a unit page, 1..1000, default 5) and prints its path and size, with a one-line warning on
 stderr above `export.WARN_BYTES` (50 MB);
 a path it cannot write (a directory, `/proc/x.html`) is one `error:` line, exit 2. The pages
 are `pipeline.view`'s.
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from pipeline.view import Run
 
 DEFAULT_PORT = 7576
+DEFAULT_VIEWS = 5  # pipeline.view.export.VIEWS_PER_UNIT (not imported: the CLI stays light)
+MAX_VIEWS = 1000  # pipeline.view.export.MAX_VIEWS_PER_UNIT
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -42,7 +45,15 @@ def _parser() -> argparse.ArgumentParser:
         "--export",
         type=Path,
         metavar="OUT.html",
-        help="write one self-contained HTML file of RUN_DIR instead of serving",
+        help="write one self-contained HTML file of the runs instead of serving",
+    )
+    parser.add_argument(
+        "--transcripts-per-unit",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"with --export: the views (transcripts) of one unit page the file holds "
+        f"(1..{MAX_VIEWS}; default {DEFAULT_VIEWS})",
     )
     return parser
 
@@ -97,11 +108,16 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
         raise UserError(f"view: --port must be 0..65535, not {args.port}")
+    views = args.transcripts_per_unit
+    if views is not None and args.export is None:
+        raise UserError("view: --transcripts-per-unit applies to --export only")
+    if views is not None and not 1 <= views <= MAX_VIEWS:
+        raise UserError(f"view: --transcripts-per-unit must be 1..{MAX_VIEWS}, not {views}")
     from pipeline.view import open_runs, write_export
 
     if args.export is not None:
         runs = open_runs(args.run_dirs)
-        size = write_export(runs, args.export)
+        size = write_export(runs, args.export, DEFAULT_VIEWS if views is None else views)
         print(f"{args.export} ({size / 1e6:.1f} MB)")
         _warn_if_large(args.export, size)
         return 0

@@ -41,7 +41,7 @@ def cell_text(column: str, dtype: pl.DataType) -> pl.Expr:
     return text.fill_null(EMPTY)
 
 
-def units_data(frame: pl.DataFrame) -> Iterator[str]:
+def units_data(frame: pl.DataFrame, element_id: str = "units-data") -> Iterator[str]:
     """The export's `<script id="units-data">`, which its filter script reads, in pieces (one
     unit at a time: the export is streamed). JSON of the scalar columns' names, the text ones
     (what a search reads), the numeric ones, and per unit `[texts, numbers]`: each cell's text
@@ -53,7 +53,8 @@ def units_data(frame: pl.DataFrame) -> Iterator[str]:
         "strings": [name for name, dtype in scalar.items() if dtype == pl.String],
         "numeric": numeric,
     }
-    yield '<script type="application/json" id="units-data">' + _json(head)[:-1] + ',"rows":['
+    opening = f'<script type="application/json" id="{element_id}">'
+    yield opening + _json(head)[:-1] + ',"rows":['
     texts = frame.select(cell_text(name, dtype).alias(name) for name, dtype in scalar.items())
     numbers = frame.select(pl.col(name).cast(pl.Float64) for name in numeric)
     for n, (text, number) in enumerate(zip(texts.iter_rows(), numbers.iter_rows(), strict=True)):

@@ -156,8 +156,9 @@ def test_the_export_opens_from_disk_with_no_network_and_shows_the_same_unit(
         offline.find_element(By.LINK_TEXT, row_id).click()
         section = offline.find_element(By.CSS_SELECTOR, "section.page.shown")
         assert section.find_element(By.TAG_NAME, "h1").text == f"Unit {row_id}"
-        assert section.find_element(By.ID, "final-carrier").text == served_carrier
-        assert section.find_element(By.ID, "checks").text == served_checks
+        anchor = section.get_attribute("id")  # the export's ids carry their section's anchor
+        assert section.find_element(By.ID, f"{anchor}-final-carrier").text == served_carrier
+        assert section.find_element(By.ID, f"{anchor}-checks").text == served_checks
         images = offline.find_elements(By.CSS_SELECTOR, "section#overview img.figure")
         assert images and all(i.get_attribute("src").startswith("data:image/png") for i in images)
         section.find_element(By.LINK_TEXT, "fixture").click()

@@ -166,8 +166,8 @@ def test_issue32_an_export_whose_write_fails_midway_leaves_no_temporary(
 
     real = export_mod.export_chunks
 
-    def failing(run: object) -> object:
-        chunks = real(run)  # type: ignore[arg-type]
+    def failing(run: object, *options: object) -> object:
+        chunks = real(run, *options)  # type: ignore[arg-type]
         yield next(chunks)
         raise OSError(28, "No space left on device")
 

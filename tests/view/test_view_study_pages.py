@@ -86,8 +86,9 @@ def test_a_definition_with_pages_gets_its_unit_page_and_run_section(tmp_path: Pa
     assert f'<p id="echoed">echoed by the endpoint: echo: {ROW}</p>' in html
     assert f"<h1>Unit <code>{ROW}</code></h1>" in html  # the viewer's header, included
     exported = export_html(run)
-    assert '<section class="page" id="echo-run">\n<h1 id="echo-run">run: 1 echo units' in exported
-    assert exported.count('<p id="echoed">') == 1
+    section = '<section class="page" id="echo-run">\n<h1 id="echo-run-echo-run">run: 1 echo units'
+    assert section in exported  # the section's ids carry its anchor (pipeline/view/anchors.py)
+    assert exported.count('<p id="u0-echoed">') == 1
 
 
 def test_a_definition_without_pages_gets_the_generic_unit_page(tmp_path: Path) -> None:

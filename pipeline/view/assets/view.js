@@ -1,7 +1,10 @@
 // foldsweep viewer: sort any table.sortable by a click on its header, filter a table by a
 // text box, and, in an exported file, show one page at a time from the URL fragment
 // (#overview, #units?verdict=invalid&reason=R, #units?filter=recall+%3C+0.5&q=text&cols=a,b,
-// #u12); the units filter language is assets/filter_expr.js. No dependencies.
+// #u12; #r1-units?... in an export of several runs); the units filter language is
+// assets/filter_expr.js. In an export each section's element ids start with the section's
+// prefix (pipeline/view/anchors.py), so `part` finds a section's own elements.
+// No dependencies.
 (function () {
   "use strict";
 
@@ -99,24 +102,34 @@
   // Fragment keys that are not a column's equality filter.
   var CONTROLS = ["filter", "q", "cols", "sort", "desc", "page", "per", "col", "val"];
 
+  // A section's element `name` (its id in the served page), in an export: its ids start with
+  // the section's `data-ids`, or else with the section's id and a dash.
+  function part(section, name) {
+    if (!section) { return null; }
+    var ids = section.hasAttribute("data-ids") ? section.getAttribute("data-ids") : section.id + "-";
+    return document.getElementById(ids + name);
+  }
+
   function showFromFragment() {
     var target = parseFragment();
     var pages = document.querySelectorAll("section.page");
-    var found = document.getElementById(target.page);
+    var element = document.getElementById(target.page);
+    var found = element && element.closest ? element.closest("section.page") : null;
+    var shown = found || document.getElementById(home());
     Array.prototype.forEach.call(pages, function (page) {
-      page.classList.toggle("shown", found ? page === found : page.id === home());
+      page.classList.toggle("shown", page === shown);
     });
     staticFilters = {};
     Object.keys(target.filters).forEach(function (name) {
       if (CONTROLS.indexOf(name) < 0) { staticFilters[name] = target.filters[name]; }
     });
-    showUnits(target.filters);
+    showUnits(shown, target.filters);
     if (found) {  // a table a decision cites: its cited rows, from the fragment
       Array.prototype.forEach.call(found.querySelectorAll("table.cited-table"), function (cited) {
         applyFilters(cited, target.filters, "");
       });
     }
-    window.scrollTo(0, 0);
+    if (element && element !== found) { element.scrollIntoView(); } else { window.scrollTo(0, 0); }
   }
 
   // A running run's overview (served only): ask the server every few seconds whether the run
@@ -140,18 +153,18 @@
     window.setTimeout(poll, LIVE_POLL_MS);
   }
 
-  var unitsData = null;
-  function loadUnitsData() {
-    var node = document.getElementById("units-data");
-    if (unitsData === null && node) { unitsData = JSON.parse(node.textContent); }
-    return unitsData;
+  var unitsData = {};  // by section id
+  function loadUnitsData(section) {
+    var node = part(section, "units-data");
+    if (!(section.id in unitsData) && node) { unitsData[section.id] = JSON.parse(node.textContent); }
+    return unitsData[section.id] || null;
   }
 
   // The export's units table from the fragment: equality filters, `filter=` (an expression of
   // filter_expr.js), `q=` (text search) and `cols=` (the columns shown).
-  function showUnits(params) {
-    var table = document.getElementById("units-table");
-    var data = loadUnitsData();
+  function showUnits(section, params) {
+    var table = part(section, "units-table");
+    var data = table ? loadUnitsData(section) : null;
     var language = window.foldsweepFilter;
     if (!table || !data || !language) { return; }
     var expression = params.filter || "", needle = (params.q || "").trim().toLowerCase();
@@ -162,10 +175,10 @@
       if (!(exc instanceof language.FilterError)) { throw exc; }
       error = exc.message + " — the filter is not applied";
     }
-    var errorLine = document.getElementById("filter-error");
+    var errorLine = part(section, "filter-error");
     if (errorLine) { errorLine.textContent = error; errorLine.hidden = !error; }
-    setValue("filter-expr", expression);
-    setValue("search-text", params.q || "");
+    setValue(part(section, "filter-expr"), expression);
+    setValue(part(section, "search-text"), params.q || "");
     var equal = Object.keys(staticFilters).map(function (name) {  // "a|b": either value
       return [data.columns.indexOf(name), staticFilters[name].split("|")];
     });
@@ -180,64 +193,63 @@
       row.classList.toggle("hidden", !ok);
       if (ok) { shown += 1; }
     });
-    var counter = document.getElementById("units-shown");
+    var counter = part(section, "units-shown");
     if (counter) { counter.textContent = String(shown); }
-    showColumns(table, params.cols);
+    showColumns(section, table, params.cols);
   }
 
-  function setValue(id, value) {
-    var input = document.getElementById(id);
+  function setValue(input, value) {
     if (input && input !== document.activeElement) { input.value = value; }
   }
 
   // Hide the columns not chosen (`cols=a,b`, `cols=all`, or the table's default set) with one
   // style rule per column, not a class on every cell.
-  function showColumns(table, cols) {
+  function showColumns(section, table, cols) {
     var chosen = cols === "all" ? null
       : (cols ? cols.split(",") : table.getAttribute("data-default-columns").split(","));
     var rules = [];
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
       var name = th.getAttribute("data-column");
       if (chosen && name !== "row_id" && chosen.indexOf(name) < 0) {
-        rules.push("#units-table tr > :nth-child(" + (index + 1) + ") { display: none; }");
+        rules.push("#" + table.id + " tr > :nth-child(" + (index + 1) + ") { display: none; }");
       }
     });
-    var style = document.getElementById("units-columns");
+    var style = part(section, "units-columns");
     if (style) { style.textContent = rules.join("\n"); }
-    Array.prototype.forEach.call(document.querySelectorAll("input[data-column-toggle]"), function (box) {
+    Array.prototype.forEach.call(section.querySelectorAll("input[data-column-toggle]"), function (box) {
       var name = box.getAttribute("data-column-toggle");
       box.checked = !chosen || name === "row_id" || chosen.indexOf(name) >= 0;
     });
   }
 
   // The export's units controls write the fragment; the hashchange shows it.
-  function setFragment(change) {
+  function setFragment(section, change) {
     var target = parseFragment();
-    var params = target.page === "units" ? target.filters : {};
+    var params = target.page === section.id ? target.filters : {};
     Object.keys(change).forEach(function (key) { params[key] = change[key]; });
     var pairs = Object.keys(params).filter(function (key) { return params[key]; }).map(function (key) {
       return encodeURIComponent(key) + "=" + encodeURIComponent(params[key]);
     });
-    window.location.hash = "units" + (pairs.length ? "?" + pairs.join("&") : "");
+    window.location.hash = section.id + (pairs.length ? "?" + pairs.join("&") : "");
   }
 
-  function wireUnitsControls() {
-    var form = document.getElementById("units-controls");
+  function wireUnitsControls(section) {
+    var form = part(section, "units-controls");
     if (form) {
       form.addEventListener("submit", function (event) {
         event.preventDefault();
-        setFragment({
-          filter: document.getElementById("filter-expr").value.trim(),
-          q: document.getElementById("search-text").value.trim()
+        setFragment(section, {
+          filter: part(section, "filter-expr").value.trim(),
+          q: part(section, "search-text").value.trim()
         });
       });
     }
-    var boxes = document.querySelectorAll("input[data-column-toggle]");
+    var boxes = section.querySelectorAll("input[data-column-toggle]");
     Array.prototype.forEach.call(boxes, function (box) {
       box.addEventListener("change", function () {
         var names = Array.prototype.filter.call(boxes, function (b) { return b.checked; })
           .map(function (b) { return b.getAttribute("data-column-toggle"); });
-        setFragment({ cols: names.join(",") });
+        setFragment(section, { cols: names.join(",") });
       });
     });
   }
@@ -247,7 +259,7 @@
     wireTextFilters();
     followLiveRun();
     if (document.body.classList.contains("static")) {
-      wireUnitsControls();
+      Array.prototype.forEach.call(document.querySelectorAll("section.page"), wireUnitsControls);
       window.addEventListener("hashchange", showFromFragment);
       showFromFragment();
     }
