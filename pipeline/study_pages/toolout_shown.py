@@ -23,8 +23,8 @@ from typing import Any
 
 from pipeline.view.runs import Run
 
-MAX_OUTPUTS = 40  # compacted outputs shown per transcript
-MAX_CHARS = 20_000  # of each side's text, and of each diff
+MAX_OUTPUTS = 12  # compacted outputs shown per transcript
+MAX_CHARS = 4_000  # of each side's text, and of each diff
 DIFF_CONTEXT = 1  # unchanged lines around each change
 
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import polars as pl
 import pytest
 
-from pipeline.study_pages.toolout_shown import _compare, _source_of, line_diff
+from pipeline.study_pages.toolout_shown import MAX_CHARS, _compare, _source_of, line_diff
 from pipeline.view import open_runs, pages
 from pipeline.view.links import Links
 
@@ -29,7 +29,7 @@ def test_the_line_diff_marks_removed_and_added_lines_around_unchanged_ones() -> 
 
 def test_a_long_diff_is_clipped_and_says_so() -> None:
     lines, clipped = line_diff("x\n" * 30_000, "")
-    assert clipped and sum(len(d.text) for d in lines) <= 20_000
+    assert clipped and sum(len(d.text) for d in lines) <= MAX_CHARS
 
 
 def test_the_transcript_file_is_the_longest_corpus_name_its_id_starts_with() -> None:
