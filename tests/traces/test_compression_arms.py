@@ -68,6 +68,18 @@ def test_the_request_is_the_trace_alone_under_greedy_sampling_with_thinking_off(
     assert sampling.max_tokens == 4096
 
 
+def test_the_shipped_prompt_arms_agree_up_to_the_end_of_the_trace() -> None:
+    """The layout the prompt cache needs: one system prompt and the trace before each arm's
+    instruction, so a server prefills a trace once for all arms (docs/traces.md)."""
+    prompt_arms = [a for a in _arms().values() if a.spec.kind == "prompt"]
+    requests = [build_request(arm, TRACE).messages for arm in prompt_arms]
+    assert len({m[0].content for m in requests}) == 1
+    shared = f"<trace>\n{TRACE}\n</trace>\n"
+    assert all(m[1].content.startswith(shared) for m in requests)
+    instructions = {m[1].content.removeprefix(shared) for m in requests}
+    assert len(instructions) == len(prompt_arms)  # what differs is the instruction after it
+
+
 def test_a_trace_with_braces_is_inserted_verbatim() -> None:
     trace = "if (x) { return {trace}; }"
     messages, _ = build_request(_arms()["naive"], trace)
