@@ -111,8 +111,8 @@ EXAMPLES: dict[str, Run | Skip] = {
     "python -m pipeline report RUN_DIR": Run(run_dir="carrier"),
     "python -m pipeline decide RUN_DIR [RUN_DIR ...]": Run(run_dir="carrier"),
     "python -m pipeline view RUN_DIR [RUN_DIR ...] [--port N]": Skip(SERVER),
-    "python -m pipeline view --export run.html RUN_DIR": Run(
-        tokens={"run.html": "TMP/run.html"}, run_dir="carrier"
+    "python -m pipeline view --export runs.html RUN_DIR [RUN_DIR ...]": Run(
+        tokens={"runs.html": "TMP/runs.html"}, run_dir="carrier"
     ),
     # the "Other subcommands" paragraph
     "python -m pipeline fixture --scenario NAME --seed N --out FILE": Run(
