@@ -157,17 +157,23 @@ def overview_sections(run: Run, links: Links) -> list[Markup]:
     if study is None or sections is None:
         return []
     return [
-        _page(
-            section.template,
-            study.templates,
-            run=run,
-            links=links,
-            simulated=run.simulated,
-            title=section.title,
-            **section.context,
-        ).content
-        for section in sections(run, links)
+        _section(run, links, section, section.title).content for section in sections(run, links)
     ]
+
+
+def _section(run: Run, links: Links, section: Any, title: str) -> Page:
+    """A section of the run drawn by its study's own template."""
+    study = run.pages
+    assert study is not None  # callers ask only a run whose study has pages
+    return _page(
+        section.template,
+        study.templates,
+        run=run,
+        links=links,
+        simulated=run.simulated,
+        title=title,
+        **section.context,
+    )
 
 
 def _figure_src(run: Run, links: Links, name: str) -> str | None:
@@ -267,18 +273,7 @@ def run_sections(run: Run, links: Links) -> list[tuple[RunSection, Page]]:
     if study is None:
         return []
     return [
-        (
-            section,
-            _page(
-                section.template,
-                study.templates,
-                run=run,
-                links=links,
-                simulated=run.simulated,
-                title=f"{run.name} — {section.title}",
-                **section.context,
-            ),
-        )
+        (section, _section(run, links, section, f"{run.name} — {section.title}"))
         for section in study.run_sections(run, links)
     ]
 
