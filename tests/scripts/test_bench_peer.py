@@ -11,7 +11,11 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_peer.py"
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60
+        [sys.executable, str(SCRIPT), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
