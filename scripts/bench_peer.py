@@ -46,12 +46,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from statistics import median
 from typing import Any
 
 HERE = Path(__file__).resolve()
 REPO = HERE.parent.parent
+sys.path[:0] = [str(REPO), str(HERE.parent)]  # pipeline, _bench_common (imported when used)
 ARMS = ("j", "q", "m", "x")
 MARK = "BENCH_PEER "  # the prefix of every line a child says to this script
 INSTALL_HINT = (
@@ -87,7 +89,6 @@ def run_on_loop(make: Callable[[], Any]) -> Any:
 
 
 def sim_overrides(out_dir: Path, concurrency: int) -> list[str]:
-    sys.path.insert(0, str(HERE.parent))
     from _bench_common import sweep_overrides
 
     return [
@@ -193,7 +194,7 @@ def capture_server() -> tuple[str, list[int], Callable[[], None]]:
     sizes: list[int] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:  # http.server's name
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             sizes.append(len(body))
             model = json.loads(body).get("model", "")
@@ -233,17 +234,17 @@ def capture_server() -> tuple[str, list[int], Callable[[], None]]:
 
 
 def inspect_eval(
-    base_url: str, model: str, text: str, samples: int, concurrency: int, log_dir: str
+    *, base_url: str, model: str, text: str, samples: int, concurrency: int, log_dir: str
 ) -> Any:
-    from inspect_ai import Task
-    from inspect_ai import eval as run_eval
-    from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.scorer import exact
-    from inspect_ai.solver import generate
-
-    dataset = MemoryDataset([Sample(input=text, target="x", id=n) for n in range(samples)])
-    task = Task(dataset=dataset, solver=generate(), scorer=exact())
-    logs = run_eval(
+    # imported by name: the peer's interpreter has inspect_ai, foldsweep's need not (nor mypy)
+    inspect_ai = import_module("inspect_ai")
+    data = import_module("inspect_ai.dataset")
+    scorer, solver = import_module("inspect_ai.scorer"), import_module("inspect_ai.solver")
+    dataset = data.MemoryDataset(
+        [data.Sample(input=text, target="x", id=n) for n in range(samples)]
+    )
+    task = inspect_ai.Task(dataset=dataset, solver=solver.generate(), scorer=scorer.exact())
+    logs = inspect_ai.eval(
         task,
         model=f"openai/{model}",
         model_base_url=base_url,
@@ -259,21 +260,32 @@ def inspect_eval(
 
 
 def inspect_child(
-    url: str, model: str, samples: int, concurrency: int, body_bytes: int, log_dir: str
+    *, url: str, model: str, samples: int, concurrency: int, body_bytes: int, log_dir: str
 ) -> None:
     """Pad the input to `body_bytes` (measured on a capture server), then run the eval."""
     capture, sizes, stop = capture_server()
     try:
-        inspect_eval(capture, model, "x", 1, 1, log_dir)
+        inspect_eval(
+            base_url=capture, model=model, text="x", samples=1, concurrency=1, log_dir=log_dir
+        )
         pad = max(1, body_bytes - (sizes[-1] - 1))  # ASCII: one byte per character in JSON
         text = "x" * pad
-        inspect_eval(capture, model, text, 1, 1, log_dir)
+        inspect_eval(
+            base_url=capture, model=model, text=text, samples=1, concurrency=1, log_dir=log_dir
+        )
         measured = sizes[-1]
     finally:
         stop()
     say("body", bytes=measured)
     wait_for_go()
-    log = inspect_eval(url, model, text, samples, concurrency, log_dir)
+    log = inspect_eval(
+        base_url=url,
+        model=model,
+        text=text,
+        samples=samples,
+        concurrency=concurrency,
+        log_dir=log_dir,
+    )
     say("done", status=str(log.status), samples=samples)
 
 
@@ -289,6 +301,8 @@ class Window:
     seconds: float
     stopped: bool  # the side hit --side-timeout and was stopped
     said: dict[str, Any]
+    client_cpu_s: float  # the side's child process tree in the window
+    server_cpu_s: float  # the sim server's process
 
     @property
     def rps(self) -> float:
@@ -343,7 +357,8 @@ def peer_env(log_dir: str) -> dict[str, str]:
 class Child:
     """A child process that speaks MARK lines; read with a deadline."""
 
-    def __init__(self, cmd: Sequence[str], env: dict[str, str]) -> None:
+    def __init__(self, name: str, cmd: Sequence[str], env: dict[str, str]) -> None:
+        self.name = name
         self.proc = subprocess.Popen(
             cmd,
             cwd=REPO,
@@ -379,14 +394,14 @@ class Child:
         if line is None:
             self.proc.wait()
             tail = "".join(self.errors).strip()[-3000:]
-            raise SystemExit(f"child {self.proc.args[1:3]} exited ({self.proc.returncode}):\n{tail}")
+            raise SystemExit(f"{self.name} child exited ({self.proc.returncode}):\n{tail}")
         return json.loads(line)  # type: ignore[no-any-return]
 
     def expect(self, kind: str, timeout_s: float) -> dict[str, Any]:
         said = self.next(timeout_s)
         if said is None or said["kind"] != kind:
             self.stop()
-            raise SystemExit(f"child {self.proc.args[1:3]} did not say {kind} in {timeout_s} s")
+            raise SystemExit(f"{self.name} child did not say {kind} in {timeout_s} s")
         return said
 
     def go(self) -> None:
@@ -400,46 +415,61 @@ class Child:
         self.proc.wait()
 
 
+def cpu_split(child_pid: int) -> tuple[float, float]:
+    """CPU seconds so far of (the child's tree, every other process under this one)."""
+    from _bench_common import tree_snapshot
+
+    everything = tree_snapshot([os.getpid()])
+    mine = tree_snapshot([child_pid])
+    own = everything.get(os.getpid())
+    others = sum(s.cpu_s for pid, s in everything.items() if pid not in mine)
+    return sum(s.cpu_s for s in mine.values()), others - (own.cpu_s if own else 0.0)
+
+
 def measure(child: Child, servers: Any, timeout_s: float) -> Window:
-    """From go to done (or the deadline): the server's answered requests and the seconds."""
+    """From go to done (or the deadline): the server's answered requests, the seconds, CPU."""
 
     def counted() -> tuple[int, int]:
         c = next(iter(servers.counters().values()))
         return int(c["served_ok"]), int(c["requests"])
 
     ok0, all0 = counted()
+    cpu0 = cpu_split(child.proc.pid)
     started = time.monotonic()
     child.go()
     said = child.next(timeout_s)
     seconds = time.monotonic() - started
+    cpu1 = cpu_split(child.proc.pid)
     ok1, all1 = counted()
     if said is None:
         child.stop()
     else:
         child.proc.wait(timeout=60)
     answered = ok1 - ok0
-    return Window(answered, (all1 - all0) - answered, seconds, said is None, said or {})
+    client, server = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
+    return Window(
+        answered, (all1 - all0) - answered, seconds, said is None, said or {}, client, server
+    )
 
 
 def foldsweep_side(args: argparse.Namespace, servers: Any, url: str, tmp: Path) -> Window:
     cmd = [sys.executable, str(HERE), "--foldsweep-child", url, "--tmp", str(tmp)]
     cmd += ["--units", str(args.units), "--concurrency", str(args.concurrency)]
-    sys.path.insert(0, str(HERE.parent))
     from _bench_common import bench_env
 
-    child = Child(cmd, bench_env())
+    child = Child("foldsweep", cmd, bench_env())
     child.expect("ready", 300)
     return measure(child, servers, args.side_timeout)
 
 
 def inspect_side(
-    args: argparse.Namespace, servers: Any, url: str, model: str, body_bytes: int, tmp: Path
+    args: argparse.Namespace, servers: Any, *, url: str, model: str, body_bytes: int, tmp: Path
 ) -> tuple[Window, int]:
     log_dir = str(tmp / "inspect-logs")
     cmd = [args.peer_python, str(HERE), "--inspect-child", url, "--model", model]
     cmd += ["--samples", str(args.samples), "--concurrency", str(args.concurrency)]
     cmd += ["--body-bytes", str(body_bytes), "--tmp", log_dir]
-    child = Child(cmd, peer_env(log_dir))
+    child = Child("inspect_ai", cmd, peer_env(log_dir))
     body = child.expect("body", 300)
     child.expect("ready", 60)
     return measure(child, servers, args.side_timeout), int(body["bytes"])
@@ -449,7 +479,8 @@ def report(name: str, w: Window) -> None:
     bound = " (stopped at --side-timeout)" if w.stopped else ""
     print(
         f"{name}: {w.answered} requests answered ({w.other} not) in {w.seconds:.2f} s{bound}; "
-        f"rps={w.rps:.1f}; child said {w.said}",
+        f"rps={w.rps:.1f}; CPU cores busy: client {w.client_cpu_s / w.seconds:.2f}, "
+        f"server {w.server_cpu_s / w.seconds:.2f}; child said {w.said}",
         flush=True,
     )
 
@@ -487,9 +518,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.inspect_child:
         inspect_child(
-            args.inspect_child, args.model, args.samples, args.concurrency, args.body_bytes,
-            args.tmp,
-        )  # fmt: skip
+            url=args.inspect_child,
+            model=args.model,
+            samples=args.samples,
+            concurrency=args.concurrency,
+            body_bytes=args.body_bytes,
+            log_dir=args.tmp,
+        )
         return 0
     problem = check_args(args) or peer_problem(args.peer_python)
     if problem is not None:
@@ -499,7 +534,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def bench(args: argparse.Namespace) -> int:
-    sys.path.insert(0, str(REPO))
     from pipeline.commands.start import prepare
     from pipeline.sweep.servers import EndpointServers
 
@@ -529,7 +563,9 @@ def bench(args: argparse.Namespace) -> int:
                     report("foldsweep", fold[-1])
 
                 def run_peer(where: Path = round_tmp) -> None:
-                    window, sent = inspect_side(args, servers, url, model, body, where)
+                    window, sent = inspect_side(
+                        args, servers, url=url, model=model, body_bytes=body, tmp=where
+                    )
                     peer.append(window)
                     print(f"inspect_ai body: {sent} bytes (foldsweep median {body})")
                     report("inspect_ai", window)
