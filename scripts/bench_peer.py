@@ -308,6 +308,11 @@ class Window:
     def rps(self) -> float:
         return self.answered / self.seconds
 
+    @property
+    def client_ms(self) -> float:
+        """The client's CPU ms per answered request (its own cost, whatever the load)."""
+        return 1000 * self.client_cpu_s / max(1, self.answered)
+
 
 def peer_problem(python: str) -> str | None:
     """Why `python` cannot run the peer (None if it can)."""
@@ -480,7 +485,8 @@ def report(name: str, w: Window) -> None:
     print(
         f"{name}: {w.answered} requests answered ({w.other} not) in {w.seconds:.2f} s{bound}; "
         f"rps={w.rps:.1f}; CPU cores busy: client {w.client_cpu_s / w.seconds:.2f}, "
-        f"server {w.server_cpu_s / w.seconds:.2f}; child said {w.said}",
+        f"server {w.server_cpu_s / w.seconds:.2f}; client CPU ms per request "
+        f"{w.client_ms:.3f}; child said {w.said}",
         flush=True,
     )
 
@@ -576,6 +582,11 @@ def bench(args: argparse.Namespace) -> int:
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     fold_rps, peer_rps = median(w.rps for w in fold), median(w.rps for w in peer)
     print(f"median foldsweep_rps={fold_rps:.1f} inspect_rps={peer_rps:.1f}")
+    fold_ms, peer_ms = median(w.client_ms for w in fold), median(w.client_ms for w in peer)
+    print(
+        f"median client CPU ms per request: foldsweep {fold_ms:.3f} inspect_ai {peer_ms:.3f}; "
+        f"cpu_ratio={peer_ms / fold_ms:.1f} (inspect_ai CPU per request / foldsweep's)"
+    )
     print(f"ratio_vs_inspect={fold_rps / peer_rps:.1f}")
     return 0
 
