@@ -1,7 +1,7 @@
 """Benchmark: foldsweep's requests per second against inspect_ai's, on one zero-latency sim server.
 
     PYTHONPATH=. python scripts/bench_peer.py [--peer-python PATH] [--rounds 3]
-        [--concurrency 500] [--units 2500] [--samples 2000] [--side-timeout 60]
+        [--concurrency 500] [--units 2500] [--samples 1000] [--side-timeout 60]
 
 The peer, inspect_ai, comes from the bench-only extra: `pip install -e '.[bench]'` makes the
 default `--peer-python` (this interpreter) work; otherwise give an interpreter that has it, so
@@ -507,7 +507,7 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=500, help="in flight, both sides")
     parser.add_argument("--units", type=int, default=2500, help="foldsweep units a round")
-    parser.add_argument("--samples", type=int, default=2000, help="inspect_ai samples a round")
+    parser.add_argument("--samples", type=int, default=1000, help="inspect_ai samples a round")
     parser.add_argument("--side-timeout", type=float, default=60.0, help="seconds a side")
     parser.add_argument("--foldsweep-child", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--inspect-child", metavar="URL", help=argparse.SUPPRESS)
