@@ -121,7 +121,8 @@ def test_a_study_added_by_the_guide_alone_sweeps_reports_and_shows_its_page(
         tree, sys.executable, "-m", "pipeline", "view", "--export", str(page), str(run_dir)
     )
     assert viewed.returncode == 0, viewed.stderr[-2000:]
-    assert 'id="echoes"' in page.read_text(encoding="utf-8")
+    # the export prefixes a unit page's ids with its section (u0-echoes): unique in the file
+    assert re.search(r'id="(?:u\d+-)?echoes"', page.read_text(encoding="utf-8"))
 
     linted = run(tree, str(Path(sys.executable).with_name("lint-imports")))
     assert linted.returncode == 0, linted.stdout[-2000:]

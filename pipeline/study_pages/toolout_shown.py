@@ -19,9 +19,12 @@ import difflib
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pipeline.view.runs import Run
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"  # the shipped corpus, as the study reads it
 
 MAX_OUTPUTS = 12  # compacted outputs shown per transcript
 MAX_CHARS = 4_000  # of each side's text, and of each diff
@@ -101,17 +104,23 @@ def shown_texts(
 
 def _recorded_transcript(run: Run, arm: str, transcript_id: str) -> tuple[Any, Any]:
     """The transcript as the run read it, and the policy's rules; _NotShown otherwise."""
+    import yaml
+
+    from pipeline.config.load import conf_dir
     from pipeline.config.strict import ConfigError
-    from pipeline.studies import toolout as study
     from pipeline.toolout.config import toolout_config
     from pipeline.toolout.importers import import_file
     from pipeline.user_files import MB, UnreadableFile, read_bounded
 
     try:
+        if not arm.replace("_", "").replace("-", "").isalnum():  # a name, never a path
+            raise _NotShown(f"{arm!r} is not a policy name")
         cfg = toolout_config(run.manifest["config"]["study"])
-        spec = study._policy_specs((arm,), "study.policies")[arm]
-        root = study._transcript_root(cfg)
-    except (ConfigError, KeyError, TypeError) as exc:
+        spec = yaml.safe_load((conf_dir() / "toolout" / "policies" / f"{arm}.yaml").read_text())
+        root = (
+            DATA_DIR / "transcripts" if cfg.transcripts_dir is None else Path(cfg.transcripts_dir)
+        )
+    except (ConfigError, KeyError, TypeError, OSError, yaml.YAMLError) as exc:
         raise _NotShown(f"the policy's rules cannot be read again: {exc}") from None
     corpus = run.json_input("corpus.json").value
     files = corpus.get("files") if isinstance(corpus, dict) else None
