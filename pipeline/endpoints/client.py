@@ -14,8 +14,9 @@ Wire formats (response_format, reasoning, provider pin) are built in `pipeline.e
 
 It also implements pipeline.chat.messages.TemplateRenderer: `apply_template` POSTs the
 request's template-facing fields to `<server root>/apply-template` (pipeline.endpoints.template)
-through the same limiter, retry policy, timeouts and auth header. It takes a request slot and
-no tokens: the server renders the template and evaluates nothing. `count_tokens` (the
+through the same limiter (`admit_aside`: counted against the rate limits, but not holding one
+of the generation slots), retry policy, timeouts and auth header: the server renders the
+template and evaluates nothing. `count_tokens` (the
 TokenCounter capability) POSTs `{"content": text}` to `<server root>/tokenize`
 (pipeline.endpoints.tokenize) the same way.
 """
@@ -256,7 +257,9 @@ class OpenAIChatClient:
         url = self._root + TEMPLATE_PATH
 
         async def attempt() -> str:
-            text = await self._exchange("POST", url, payload, 0, policy=template_status_error)
+            text = await self._exchange(
+                "POST", url, payload, 0, policy=template_status_error, aside=True
+            )
             return parse_prompt(text)
 
         return await self._retry.call(attempt)
@@ -267,7 +270,9 @@ class OpenAIChatClient:
         url = self._root + TOKENIZE_PATH
 
         async def attempt() -> int:
-            text_ = await self._exchange("POST", url, payload, 0, policy=tokenize_status_error)
+            text_ = await self._exchange(
+                "POST", url, payload, 0, policy=tokenize_status_error, aside=True
+            )
             return parse_token_count(text_)
 
         return await self._retry.call(attempt)
@@ -295,12 +300,15 @@ class OpenAIChatClient:
         *,
         policy: StatusPolicy = status_error,
         digest: str | None = None,
+        aside: bool = False,
     ) -> str:
         """One attempt: admission, HTTP exchange, status policy. Returns the 2xx body text.
 
         With a recorder and a `digest` (chat requests), the exchange is recorded, scrubbed,
-        before its status is judged."""
-        async with self._limiter.admit(tokens):
+        before its status is judged. `aside`: a request that generates nothing, admitted
+        beside the generation slots (EndpointLimiter.admit_aside)."""
+        admission = self._limiter.admit_aside() if aside else self._limiter.admit(tokens)
+        async with admission:
             status, headers, raw = await self._send(method, url, payload, cap)
         if digest is not None and self._recorder is not None:
             body = self._scrub(raw.decode("utf-8", errors="replace"))

@@ -31,6 +31,12 @@ endpoint's limits and the group's allow it, and counted in both at that instant,
 window sees the send when it happens. A 429's Retry-After holds the whole group: the provider
 refused the key, not the configuration.
 
+A request that generates nothing (a template render, a token count) is admitted through
+`admit_aside`: the rate axes count it as a request, but it holds a slot of its own pool, not
+one of the `concurrency` slots. Those slots stand for the server's generation slots; a count
+that waited for one queued behind whole generations (minutes on a CPU) for work the server
+does in milliseconds on another thread.
+
 `headroom` (default 0: pace at exactly the limit) paces at (1 - headroom) x each limit while the
 window log still allows the full limit. A server that enforces its own 60 s sliding window sees
 our requests with network/event-loop jitter; pacing at exactly the limit then crosses its window
@@ -134,6 +140,7 @@ class EndpointLimiter:
         self._clock = clock
         self._sleep = sleep
         self._slots = asyncio.Semaphore(limits.concurrency)
+        self._aside = asyncio.Semaphore(limits.concurrency)
         self._turn = asyncio.Lock()
         self._requests = RateAxis(limits.rpm, headroom) if limits.rpm is not None else None
         self._tokens = RateAxis(limits.tpm, headroom) if limits.tpm is not None else None
@@ -178,6 +185,13 @@ class EndpointLimiter:
         machinery cost 4% of a worker's CPU (docs/benchmarks.md).
         """
         return _Admission(self, tokens)
+
+    @asynccontextmanager
+    async def admit_aside(self) -> AsyncIterator[None]:
+        """Admission for a request that generates nothing (see the module docstring)."""
+        async with self._aside:
+            await self.acquire(0)
+            yield
 
     def settle(self, estimated: int, used: int | None) -> None:
         """Debit tokens a reply used beyond its estimate (no refunds; see module docstring)."""
@@ -232,6 +246,8 @@ class Limiter(Protocol):
 
     def admit(self, tokens: int) -> AbstractAsyncContextManager[None]: ...
 
+    def admit_aside(self) -> AbstractAsyncContextManager[None]: ...
+
     def settle(self, estimated: int, used: int | None) -> None: ...
 
     def hold(self, seconds: float) -> None: ...
@@ -255,6 +271,15 @@ class GroupedLimiter:
         async with own._slots, group._slots:
             async with own._turn, group._turn:
                 await _admit_together((own, group), tokens)
+            yield
+
+    @asynccontextmanager
+    async def admit_aside(self) -> AsyncIterator[None]:
+        """Both side pools, then one admission at the same instant (order as `admit`)."""
+        own, group = self.own, self.group
+        async with own._aside, group._aside:
+            async with own._turn, group._turn:
+                await _admit_together((own, group), 0)
             yield
 
     def settle(self, estimated: int, used: int | None) -> None:

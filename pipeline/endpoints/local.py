@@ -59,7 +59,7 @@ HOST = "127.0.0.1"
 THREADS = 2
 READY_TIMEOUT_S = 120.0
 STOP_GRACE_S = 5.0
-CACHE_RAM_MIB = 256
+CACHE_RAM_MIB = 512  # a whole default study's traces (docs/endpoints.md)
 API_KEY_ENV = "FOLDSWEEP_LOCAL_API_KEY"  # the client reads the per-run key from here
 
 log = logging.getLogger(__name__)

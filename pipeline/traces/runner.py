@@ -14,7 +14,7 @@ from pipeline.traces.compression.items import TraceItem
 from pipeline.traces.config import TracesConfig
 from pipeline.traces.recital import EndpointTemplate, recital_shapes, run_visibility
 from pipeline.traces.records import ROW_COLUMNS
-from pipeline.traces.summarise import NOT_LOCAL, run_compression
+from pipeline.traces.summarise import NOT_LOCAL, run_compression, stagger_start
 from pipeline.traces.visibility.sandbox import RenderSandbox
 
 VISIBILITY = "visibility"
@@ -40,6 +40,7 @@ class TracesRunner:
     ) -> None:
         self.config = config
         self.arms = dict(arms)
+        self.model_arms = [name for name, arm in self.arms.items() if arm.needs_model]
         self.items = tuple(items)
         self.endpoint = endpoint
         self.template_loader = template_loader
@@ -103,6 +104,7 @@ class TracesRunner:
             thinking_in_request=compression.thinking_off == "chat_template_kwargs",
             counter=counter,
             no_counter_reason=NOT_LOCAL if not local else "the client cannot count tokens",
+            start=stagger_start(arm_name, self.model_arms, len(self.items)),
         )
         row = {
             **empty_row(),

@@ -17,6 +17,10 @@ summarised twice and the replies compared by hash). The extractive arm sends not
   `compression_tokens`, with `token_counter = "llama-server /tokenize"`. Elsewhere (a hosted
   API has no tokenizer route; a server without the route answers `no_tokenize`) they stay
   null and `token_null_reason` says why. A count is not a model request (no generation).
+- A summary is never budgeted more tokens than its trace (`summary_cap`): the trace is
+  counted before its summary is asked for.
+- Each arm's unit starts at its own item (`stagger_start`), so a server's arms share each
+  trace's prefill through its prompt cache instead of computing it side by side.
 Pure apart from the ChatClient it is handed.
 """
 
@@ -48,6 +52,7 @@ _NO_REQUEST: Record = {
     "repeat_identical": None,
 }
 TOKEN_COUNTER = "llama-server /tokenize"
+CHARS_PER_TOKEN_FLOOR = 2  # the local tokenizers spend 3.4-4.2 characters a token on the traces
 NOT_LOCAL = "the endpoint is not a local llama-server: no tokenizer of the model is reachable"
 
 
@@ -71,12 +76,15 @@ class CompressionOutcome:
         return all(checked) if checked else None
 
 
-def summary_request(arm: Arm, item: TraceItem, thinking_in_request: bool) -> ChatRequest:
+def summary_request(
+    arm: Arm, item: TraceItem, thinking_in_request: bool, max_tokens: int | None = None
+) -> ChatRequest:
+    """The summary's request; `max_tokens` (see `summary_cap`) replaces the arm's budget."""
     built = build_request(arm, item)
     sampling = built.sampling
     return ChatRequest(
         messages=built.messages,
-        max_tokens=sampling.max_tokens,
+        max_tokens=sampling.max_tokens if max_tokens is None else max_tokens,
         temperature=sampling.temperature,
         top_p=sampling.top_p,
         seed=sampling.seed,
@@ -112,17 +120,25 @@ async def run_compression(
     thinking_in_request: bool,
     counter: TokenCounter | None = None,
     no_counter_reason: str = NOT_LOCAL,
+    start: int = 0,
 ) -> CompressionOutcome:
+    """Every item summarised and scored; records in the items' order whatever `start` is.
+
+    The unit works through the items from `start` on, wrapping round, so the units of
+    different arms on one server work on different traces at a time: a trace's prefill is
+    then computed once and served from the prompt cache to the arms that come later, where
+    arms in lockstep prefilled it side by side (docs/traces.md, "Summaries")."""
     out = CompressionOutcome()
     tokens = _Tokens(counter, no_counter_reason, out)
-    for i, item in enumerate(items):
+    records: list[Record | None] = [None] * len(items)
+    for i in staggered(len(items), start):
+        item = items[i]
         if not arm.needs_model:
             summary = finish(arm, item, None)
-            out.records.append(
-                {**await tokens.score(item, summary), **_NO_REQUEST, "summary": summary}
-            )
+            records[i] = {**await tokens.score(item, summary), **_NO_REQUEST, "summary": summary}
             continue
-        request = summary_request(arm, item, thinking_in_request)
+        cap = summary_cap(arm.prompts.max_tokens, item, await tokens.count(item.text))
+        request = summary_request(arm, item, thinking_in_request, cap)
         out.requests += 1
         try:
             response = await client.complete(request)
@@ -137,8 +153,38 @@ async def run_compression(
                 out.requests += 1
                 again = await client.complete(request)
                 sent["repeat_identical"] = compare_runs(text, again.text).deterministic
-        out.records.append({**await tokens.score(item, summary), **sent, "summary": summary})
+        records[i] = {**await tokens.score(item, summary), **sent, "summary": summary}
+    out.records = [r for r in records if r is not None]
     return out
+
+
+def staggered(count: int, start: int) -> list[int]:
+    """0..count-1 beginning at `start` (modulo count) and wrapping round."""
+    if count == 0:
+        return []
+    first = start % count
+    return [*range(first, count), *range(first)]
+
+
+def stagger_start(arm_name: str, model_arms: Sequence[str], items: int) -> int:
+    """Where a model arm's unit starts: the arms spread evenly over the items, by name order."""
+    ordered = sorted(model_arms)
+    if arm_name not in ordered or not ordered:
+        return 0
+    return ordered.index(arm_name) * items // len(ordered)
+
+
+def summary_cap(arm_max: int, item: TraceItem, trace_tokens: int | None) -> int:
+    """The completion budget: the arm's, and never more than the trace itself.
+
+    A summary longer than its trace compresses nothing, and the tiny local models run on to
+    any budget they are given; capping at the trace's length keeps every summary that
+    compresses and saves the decoding of those that would not. The trace's length is its
+    count in the served vocabulary where the server can count, else an upper estimate of
+    one token per `CHARS_PER_TOKEN_FLOOR` characters."""
+    if trace_tokens is None:
+        trace_tokens = -(-len(item.text) // CHARS_PER_TOKEN_FLOOR)
+    return max(1, min(arm_max, trace_tokens))
 
 
 class _Tokens:
@@ -150,7 +196,7 @@ class _Tokens:
         self.out = out
         self.cache: dict[str, int] = {}
 
-    async def _count(self, text: str) -> int | None:
+    async def count(self, text: str) -> int | None:
         if self.counter is None:
             return None
         if text not in self.cache:
@@ -164,8 +210,8 @@ class _Tokens:
         return self.cache[text]
 
     async def score(self, item: TraceItem, summary: str) -> Record:
-        trace_n = await self._count(item.text)
-        summary_n = await self._count(summary) if trace_n is not None else None
+        trace_n = await self.count(item.text)
+        summary_n = await self.count(summary) if trace_n is not None else None
         if trace_n is None or summary_n is None:
             return {**score(item, summary), "token_counter": None, "token_null_reason": self.reason}
         counts = {item.text: trace_n, summary: summary_n}
