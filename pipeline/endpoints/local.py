@@ -9,7 +9,8 @@ Decisions (docs/endpoints.md, "Local llama.cpp servers"):
 - Flags: `--jinja` with the GGUF's template or the spec's template file (Gemma's GGUF has
   none); `--parallel N` slots with `--ctx-size n_ctx*N` and no unified KV, so every slot has the
   full `n_ctx`; `--cache-ram` bounds the prompt cache, which otherwise grows for the whole
-  session; no web UI; threads split evenly over the servers started together.
+  session; `--swa-full` keeps a sliding-window model's whole cache, so a shared prefix is
+  reused; no web UI; threads split evenly over the servers started together.
 - Security: bound to 127.0.0.1 with a per-run random API key. The key reaches the server
   through its environment (`LLAMA_API_KEY`, never argv, which `ps` shows) and the client
   through `FOLDSWEEP_LOCAL_API_KEY`; only that variable's name is ever written anywhere.
@@ -107,6 +108,7 @@ def server_command(binary: Path, model_path: Path, port: int, spec: LocalModelSp
         "--threads", threads,
         "--threads-batch", threads,
         "--cache-ram", str(CACHE_RAM_MIB),
+        "--swa-full",  # a sliding-window model (Gemma 3) reuses any cached prefix
         "--jinja",
         "--no-webui",
         # CORS: llama-server reflects any Origin with credentials by default; only the

@@ -6,9 +6,11 @@ and hands it to the study's runner as the runner's `ChatClient`. For each reques
 1. the endpoint's output-token cap (`max_output_tokens`, the local panel's) is applied;
 2. the body is serialised once, as it will be sent, and hashed with the endpoint's identity,
    the unit's repeat and the request's position in the unit: the response cache's key;
-3. a cached reply answers at no cost; its `cost_usd` is priced again from its stored usage at
-   this configuration's prices (an upper estimate from the body's bytes where it had none),
-   so a price change is never hidden by the cache (issue 32); its `billed_usd` stays;
+3. a cached reply answers at no cost, and so does a twin's: a request identical to one in
+   flight in the same worker waits for it and reads its reply from the cache
+   (pipeline/sweep/in_flight.py). A cached reply's `cost_usd` is priced again from its stored
+   usage at this configuration's prices (an upper estimate from the body's bytes where it had
+   none), so a price change is never hidden by the cache (issue 32); its `billed_usd` stays;
 4. otherwise the run's budget must admit the request (pipeline/sweep/budget.py), or the unit
    stops here (`BudgetStop`: not run, `budget_exhausted`);
 5. the request is sent; the provider refusing the account (`ProviderCreditsExhausted`, a 402)
@@ -33,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from pipeline.chat.errors import ProviderCreditsExhausted
@@ -54,6 +56,7 @@ from pipeline.endpoints.wire import build_body, encode_body
 from pipeline.study import Record, UnitSpec
 from pipeline.sweep.bill import BillCounter, spend_of
 from pipeline.sweep.budget import BudgetGate, BudgetStop, ProviderCreditsStop
+from pipeline.sweep.in_flight import InFlight
 from pipeline.sweep.progress import LiveCounts
 from pipeline.sweep.response_cache import Origin, ResponseCache
 
@@ -111,6 +114,7 @@ class BoundaryContext:
     session: int
     cache: ResponseCache | None
     gate: BudgetGate | None
+    twins: InFlight = field(default_factory=InFlight)  # identical chats in flight, sent once
 
 
 class RequestBoundary:
@@ -154,13 +158,35 @@ class RequestBoundary:
         elif ctx.cache is not None:
             payload = encode_body(build_body(ctx.endpoint, request)[0])
         slot = self._slot(request.purpose, "chat", payload)
-        if ctx.cache is not None:
-            entry = ctx.cache.get(slot.key)
-            cached = reply_from_json(entry.reply) if entry is not None else None
-            if cached is not None:
-                cached = self._priced_now(request, payload, cached)
-                self._answered(slot, cached, hit=True, latency=0.0)
-                return cached
+        if ctx.cache is None:
+            return await self._fetch(request, encoded, payload, slot)
+        cached = self._cached(slot.key)
+        if cached is None and await ctx.twins.wait_for_twin(slot.key):
+            cached = self._cached(slot.key)  # the twin's reply, unless it failed
+        if cached is not None:
+            cached = self._priced_now(request, payload, cached)
+            self._answered(slot, cached, hit=True, latency=0.0)
+            return cached
+        done = ctx.twins.begin(slot.key)
+        try:
+            return await self._fetch(request, encoded, payload, slot)
+        finally:
+            ctx.twins.end(slot.key, done)
+
+    def _cached(self, key: str) -> ChatResponse | None:
+        assert self.context.cache is not None
+        entry = self.context.cache.get(key)
+        return reply_from_json(entry.reply) if entry is not None else None
+
+    async def _fetch(
+        self,
+        request: ChatRequest,
+        encoded: EncodedRequest | None,
+        payload: bytes,
+        slot: _Slot,
+    ) -> ChatResponse:
+        """Admit, send, price, store and record one request the cache could not answer."""
+        ctx = self.context
         reserved = await self._admit(request)
         sent: list[SentAttempt] = []
         started = time.perf_counter()

@@ -40,7 +40,10 @@ class TracesRunner:
     ) -> None:
         self.config = config
         self.arms = dict(arms)
-        self.model_arms = [name for name, arm in self.arms.items() if arm.needs_model]
+        # the arms whose prompts go on the wire; a hybrid sends its wrapped arm's, in its order
+        self.prompt_arms = sorted(
+            {arm.prompts.name for arm in self.arms.values() if arm.needs_model}
+        )
         self.items = tuple(items)
         self.endpoint = endpoint
         self.template_loader = template_loader
@@ -96,15 +99,16 @@ class TracesRunner:
         compression = self.config.compression
         local = self.endpoint.local is not None
         counter = counter_of(client) if local else None
+        arm = self.arms[arm_name]
         out = await run_compression(
             client,
-            self.arms[arm_name],
+            arm,
             self.items,
             repeat_check=compression.repeat_check,
             thinking_in_request=compression.thinking_off == "chat_template_kwargs",
             counter=counter,
             no_counter_reason=NOT_LOCAL if not local else "the client cannot count tokens",
-            start=stagger_start(arm_name, self.model_arms, len(self.items)),
+            start=stagger_start(arm.prompts.name, self.prompt_arms, len(self.items)),
         )
         row = {
             **empty_row(),
