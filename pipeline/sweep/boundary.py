@@ -167,11 +167,11 @@ class RequestBoundary:
             cached = self._priced_now(request, payload, cached)
             self._answered(slot, cached, hit=True, latency=0.0)
             return cached
-        done = ctx.twins.begin(slot.key)
+        began = ctx.twins.begin(slot.key)
         try:
             return await self._fetch(request, encoded, payload, slot)
         finally:
-            ctx.twins.end(slot.key, done)
+            ctx.twins.end(slot.key, began)
 
     def _cached(self, key: str) -> ChatResponse | None:
         assert self.context.cache is not None

@@ -15,29 +15,32 @@ import asyncio
 
 
 class InFlight:
-    """The keys being fetched now, each with the event that is set when its fetch ends."""
+    """The keys being fetched now. A key's event is made only when someone waits for it: this
+    is on every request's path, and nearly every fetch has no twin."""
 
     def __init__(self) -> None:
-        self._fetching: dict[str, asyncio.Event] = {}
+        self._fetching: dict[str, asyncio.Event | None] = {}
 
     async def wait_for_twin(self, key: str) -> bool:
         """Wait until a fetch of `key` already under way ends; False when there was none."""
-        done = self._fetching.get(key)
-        if done is None:
+        if key not in self._fetching:
             return False
+        done = self._fetching[key]
+        if done is None:
+            done = self._fetching[key] = asyncio.Event()
         await done.wait()
         return True
 
-    def begin(self, key: str) -> asyncio.Event | None:
-        """Mark `key` as being fetched; None when a twin already is (this one fetches anyway).
-        Plain calls, not a context manager: this is on every request's path."""
+    def begin(self, key: str) -> bool:
+        """Mark `key` as being fetched; False when a twin already is (this one fetches anyway)."""
         if key in self._fetching:
-            return None
-        done = self._fetching[key] = asyncio.Event()
-        return done
+            return False
+        self._fetching[key] = None
+        return True
 
-    def end(self, key: str, done: asyncio.Event | None) -> None:
+    def end(self, key: str, began: bool) -> None:
         """The fetch `begin` marked has ended, however it ended: wake its waiters."""
-        if done is not None:
-            del self._fetching[key]
-            done.set()
+        if began:
+            done = self._fetching.pop(key)
+            if done is not None:
+                done.set()
