@@ -161,6 +161,22 @@ def user_request(text: str = "hello", **overrides: Any) -> ChatRequest:
     return ChatRequest(**values)
 
 
+async def peak_in_flight(admit: Callable[[], Any], requests: int = 20) -> int:
+    """The most of `requests` concurrent holders of `admit()` (an async context) at one time."""
+    in_flight = peak = 0
+
+    async def request() -> None:
+        nonlocal in_flight, peak
+        async with admit():
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0)
+            in_flight -= 1
+
+    await asyncio.gather(*(request() for _ in range(requests)))
+    return peak
+
+
 class FakeClock:
     """Monotonic time that only moves when someone sleeps (limiter tests)."""
 

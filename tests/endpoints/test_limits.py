@@ -11,7 +11,7 @@ import pytest
 from pipeline.config.schema import Limits
 from pipeline.endpoints.limits import WINDOW_S, EndpointLimiter
 
-from .conftest import FakeClock
+from .conftest import FakeClock, peak_in_flight
 
 
 def limiter(clock: FakeClock, **limits: float | int | None) -> EndpointLimiter:
@@ -172,18 +172,7 @@ async def test_large_request_at_the_head_is_not_starved_by_small_ones() -> None:
 
 async def test_concurrency_slots_cap_requests_in_flight() -> None:
     lim = EndpointLimiter(Limits(concurrency=3))
-    in_flight = peak = 0
-
-    async def request() -> None:
-        nonlocal in_flight, peak
-        async with lim.admit(1):
-            in_flight += 1
-            peak = max(peak, in_flight)
-            await asyncio.sleep(0)
-            in_flight -= 1
-
-    await asyncio.gather(*(request() for _ in range(20)))
-    assert peak == 3
+    assert await peak_in_flight(lambda: lim.admit(1)) == 3
 
 
 def test_state_lives_in_each_limiter_not_in_the_module() -> None:

@@ -7,7 +7,7 @@ import asyncio
 from pipeline.config.schema import Limits
 from pipeline.endpoints.limits import EndpointLimiter, GroupedLimiter
 
-from .conftest import FakeClock
+from .conftest import FakeClock, peak_in_flight
 
 
 async def test_an_aside_request_is_admitted_while_every_generation_slot_is_held() -> None:
@@ -30,18 +30,7 @@ async def test_an_aside_request_is_admitted_while_every_generation_slot_is_held(
 
 async def test_aside_requests_have_their_own_cap_of_concurrency() -> None:
     lim = EndpointLimiter(Limits(concurrency=3))
-    in_flight = peak = 0
-
-    async def count() -> None:
-        nonlocal in_flight, peak
-        async with lim.admit_aside():
-            in_flight += 1
-            peak = max(peak, in_flight)
-            await asyncio.sleep(0)
-            in_flight -= 1
-
-    await asyncio.gather(*(count() for _ in range(20)))
-    assert peak == 3
+    assert await peak_in_flight(lim.admit_aside) == 3
 
 
 async def test_aside_requests_count_against_requests_per_minute() -> None:
