@@ -127,7 +127,7 @@ async def run_compression(
     The unit works through the items from `start` on, wrapping round, so the units of
     different arms on one server work on different traces at a time: a trace's prefill is
     then computed once and served from the prompt cache to the arms that come later, where
-    arms in lockstep prefilled it side by side (docs/traces.md, "Summaries")."""
+    arms in lockstep prefilled it side by side (docs/traces.md, "Order")."""
     out = CompressionOutcome()
     tokens = _Tokens(counter, no_counter_reason, out)
     records: list[Record | None] = [None] * len(items)
