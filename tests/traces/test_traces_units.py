@@ -187,3 +187,13 @@ def test_the_offline_half_of_a_unit_covers_every_switch_setting_and_the_live_hal
     assert offline == {"", "enable_thinking=true", "enable_thinking=false"}
     assert live == {""}
     assert {p["template_source"] for p in probes if p["renderer"] == "llama-server"} == {"server"}
+
+
+def test_a_hybrid_sends_its_wrapped_arms_requests_in_the_same_order() -> None:
+    churn, hybrid, naive = ScriptedServer(), ScriptedServer(), ScriptedServer()
+    run(study(), "churn", churn)
+    run(study(), "hybrid", hybrid)
+    run(study(), "naive", naive)
+    assert hybrid.sent == churn.sent  # same bodies at the same positions: the cache's key
+    traces = [r.messages[1].content[:60] for r in churn.sent]
+    assert [r.messages[1].content[:60] for r in naive.sent] != traces  # naive starts elsewhere
