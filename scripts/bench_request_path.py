@@ -125,8 +125,48 @@ def _commit(sink: Any, records: list[object]) -> None:
     sink.flush()
 
 
+def _replies_in_place(replies: Path, *, record: bool) -> None:
+    """Record each HTTP exchange's result by its body, or answer from that record instead of
+    the network: the `no HTTP` variant counts everything but aiohttp, uvloop's transport and
+    the sockets (the client's `_send`; the wire, retries and limiter around it still run)."""
+    import atexit
+    import pickle
+
+    from pipeline.endpoints.client import OpenAIChatClient
+
+    real = OpenAIChatClient._send
+    if record:
+        seen: dict[bytes | None, object] = {}
+        atexit.register(lambda: replies.write_bytes(pickle.dumps(seen)))
+
+        async def recording(
+            self: OpenAIChatClient, method: str, url: str, payload: bytes | None, cap: int | None
+        ) -> tuple[int, dict[str, str], bytes]:
+            seen[payload] = got = await real(self, method, url, payload, cap)
+            return got
+
+        OpenAIChatClient._send = recording  # type: ignore[method-assign]
+        return
+    known = pickle.loads(replies.read_bytes())
+
+    async def replayed(
+        self: OpenAIChatClient, method: str, url: str, payload: bytes | None, cap: int | None
+    ) -> tuple[int, dict[str, str], bytes]:
+        return known[payload]  # type: ignore[no-any-return]
+
+    OpenAIChatClient._send = replayed  # type: ignore[method-assign]
+
+
 def child(
-    url: str, units: int, concurrency: int, cache: bool, tmp: Path, *, toggle: Path | None
+    url: str,
+    units: int,
+    concurrency: int,
+    cache: bool,
+    tmp: Path,
+    *,
+    toggle: Path | None,
+    replies: Path | None = None,
+    record: bool = False,
 ) -> dict[str, float]:
     """Run `units` units through one worker core and commit them; report requests and CPU."""
     import ctypes
@@ -147,6 +187,8 @@ def child(
         cache_dir = str(tmp / "cache") if cache else None
         settings = dataclasses.replace(settings, cache_dir=cache_dir)  # type: ignore[call-arg]
     core = EndpointWorkerCore(settings)
+    if replies is not None:
+        _replies_in_place(replies, record=record)
     run_dir = tmp / "run"
     run_dir.mkdir(parents=True)
     sink = Sink(run_dir, "bench", p.layout)  # type: ignore[attr-defined]
@@ -259,6 +301,7 @@ class Variant:
     name: str
     tree: Path
     cache: bool
+    replies: Path | None = None  # the `no HTTP` variant: answered from recorded replies
 
 
 def _env(tree: Path) -> dict[str, str]:
@@ -273,6 +316,8 @@ def _child_cmd(
     v: Variant, url: str, units: int, concurrency: int, tmp: Path, *, toggle: Path | None = None
 ) -> list[str]:
     extra = ["--toggle", str(toggle)] if toggle is not None else []
+    if v.replies is not None:
+        extra += ["--replies", str(v.replies)]
     return [
         sys.executable,
         str(HERE),
@@ -384,6 +429,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--tmp", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--toggle", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--raw-child", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--replies", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--record", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--base-tree", type=Path, help="a source tree to compare with")
     parser.add_argument(
@@ -398,6 +445,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--native-rounds", type=int, default=5)
     parser.add_argument("--no-callgrind", action="store_true")
+    parser.add_argument(
+        "--no-http",
+        action="store_true",
+        help="also count `cache on` with the HTTP exchange answered from recorded replies",
+    )
     parser.add_argument(
         "--profile",
         action="store_true",
@@ -421,6 +473,16 @@ def _counted(variants: list[Variant], url: str, args: argparse.Namespace) -> dic
             flush=True,
         )
     return counted
+
+
+def _recorded(url: str, tmp: Path, args: argparse.Namespace) -> Variant:
+    """The `no HTTP` variant, its replies recorded by one native `cache on` run first."""
+    replies = tmp / "replies.pickle"
+    units = max(args.units, args.native_units)  # every variant's units, the same specs
+    with tempfile.TemporaryDirectory(prefix="bench-path-") as scratch:
+        v = Variant("record", REPO, True, replies)
+        _run_child([*_child_cmd(v, url, units, args.concurrency, Path(scratch)), "--record"], REPO)
+    return Variant("no HTTP", REPO, True, replies)
 
 
 def _native_rounds(variants: list[Variant], url: str, args: argparse.Namespace) -> dict[str, float]:
@@ -456,7 +518,14 @@ def main() -> int:
         return 0
     if args.child:
         figures = child(
-            args.child, args.units, args.concurrency, args.cache, args.tmp, toggle=args.toggle
+            args.child,
+            args.units,
+            args.concurrency,
+            args.cache,
+            args.tmp,
+            toggle=args.toggle,
+            replies=args.replies,
+            record=args.record,
         )
         print(json.dumps(figures))
         return 0
@@ -480,6 +549,8 @@ def main() -> int:
             url = servers.endpoints[0].base_url
             assert url is not None
             print(f"sim server at {url}; load average {os.getloadavg()[0]:.2f}", flush=True)
+            if args.no_http:
+                variants.append(_recorded(url, Path(tmp), args))
             counted = {} if args.no_callgrind else _counted(variants, url, args)
             if counted:
                 requests = int(counted["cache on"].requests)
@@ -496,6 +567,10 @@ def main() -> int:
             best = _native_rounds(variants, url, args)
     for name, value in best.items():
         print(f"native fastest {name}: {value:.3f} CPU ms per request")
+    if "no HTTP" in counted:
+        on, off = counted["cache on"], counted["no HTTP"]
+        http = on.worker / on.requests - off.worker / off.requests
+        print(f"http_exchange_instructions_per_request={http:,.0f} (cache on - no HTTP, worker)")
     _ratios("", {k: (c.worker + c.transfer + c.sink) / c.requests for k, c in counted.items()})
     _ratios("native_", best)
     return 0

@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import re
+import string
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from pipeline.carrier.fixture import (
 )
 from pipeline.carrier.fixture_model import chunk_tokens, render_message
 from pipeline.carrier.fixture_values import stock_reason
-from pipeline.carrier.tokens import estimate_tokens
+from pipeline.carrier.tokens import estimate_quarters, estimate_tokens
 from pipeline.config import ConfigError, build
 
 REPO = Path(__file__).resolve().parents[2]
@@ -342,3 +343,34 @@ def test_token_estimate_charges_prose_digits_and_non_ascii_differently() -> None
     assert estimate_tokens("12345678") == 4  # digits: 2 characters per token
     assert estimate_tokens("сетевой") == 6  # Cyrillic: 3 quarters per character
     assert estimate_tokens("a" * 4000) == 1000
+
+
+def _quarters_by_definition(text: str) -> int:
+    """Each character's weight, one by one, as docs/carrier.md defines them."""
+    total = 0
+    for char in text:
+        if not char.isascii():
+            total += 3
+        elif char.isalpha() or char in " \t\n\r\f\v":
+            total += 1
+        elif char.isdigit() or char in string.punctuation:
+            total += 2
+        else:
+            total += 4
+    return total
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a",
+        "\x01" * 16_000,  # one piece of the heaviest weight: its sum must not wrap
+        "\x01" * 16_001,
+        "\x01" * 16_380,  # 4 × 16,380 + 1 is 0 modulo 65,521
+        "\x01" * 40_000 + "é",
+        "abc 12, сетевой 中文 🙂\n" * 3_000,  # several pieces, all weights
+    ],
+)
+def test_token_quarters_are_each_characters_weight_summed(text: str) -> None:
+    assert estimate_quarters(text) == _quarters_by_definition(text)

@@ -85,3 +85,17 @@ def test_request_path_benchmark_counts_instructions_and_cpu_against_a_base_tree(
     counted = [line for line in lines if line.startswith("callgrind base: 12 requests")]
     assert counted and "instructions per request" in counted[0], lines
     assert re.fullmatch(r"native_ratio_cache_off_vs_base=\d+\.\d+", lines[-1]), lines[-5:]
+
+
+@pytest.mark.slow
+def test_request_path_benchmark_counts_the_worker_without_its_http_exchange() -> None:
+    args = ["--units", "3", "--native-rounds", "1", "--native-units", "4", "--no-http"]
+    lines = _run_script("bench_request_path.py", args)
+    counted = [line for line in lines if line.startswith("callgrind no HTTP: 12 requests")]
+    assert counted and "instructions per request" in counted[0], lines
+    # the replayed replies are the recorded ones: every unit graded valid, none re-sent
+    native = [line for line in lines if line.startswith("native round 1 no HTTP:")]
+    assert native and "16 requests, 4 valid units" in native[0], lines
+    assert any(
+        re.fullmatch(r"http_exchange_instructions_per_request=[\d,-]+ .*", line) for line in lines
+    ), lines
