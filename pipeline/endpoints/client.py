@@ -28,7 +28,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -224,7 +224,12 @@ class OpenAIChatClient:
             try:
                 text = await self._exchange("POST", url, payload, tokens, digest=digest)
                 status = 200
-                reply = parse_reply(text, self.endpoint.prices)
+                reply = parse_reply(
+                    text,
+                    self.endpoint.prices,
+                    schema_adapted=encoded.adapted,
+                    sent_sampling=encoded.sampling,
+                )
             except EndpointError as exc:
                 if attempts is not None:
                     latency = time.perf_counter() - started
@@ -237,12 +242,7 @@ class OpenAIChatClient:
                 self._limiter.settle(tokens, used.prompt_tokens + used.completion_tokens)
             return reply
 
-        reply = await self._retry.call(attempt)
-        return replace(
-            reply,
-            schema_adapted=encoded.adapted or reply.schema_adapted,
-            sent_sampling=encoded.sampling,
-        )
+        return await self._retry.call(attempt)
 
     def encode_template(self, request: ChatRequest) -> bytes:
         """The body `apply_template` sends for `request`."""
