@@ -356,8 +356,11 @@ def _total(path: Path) -> int:
     return int(match.group(1))
 
 
-def callgrind(v: Variant, url: str, units: int, concurrency: int) -> Counted:
-    """The instructions of one child run's measured loop under callgrind."""
+def callgrind(
+    v: Variant, url: str, units: int, concurrency: int, keep: Path | None = None
+) -> Counted:
+    """The instructions of one child run's measured loop under callgrind; with `keep`, its
+    three dumps are copied there (`callgrind_annotate` reads them)."""
     with tempfile.TemporaryDirectory(prefix="bench-path-") as tmp:
         out = Path(tmp) / "callgrind.out"
         toggle = build_toggle(Path(tmp))
@@ -369,8 +372,12 @@ def callgrind(v: Variant, url: str, units: int, concurrency: int) -> Counted:
             *_child_cmd(v, url, units, concurrency, Path(tmp), toggle=toggle),
         ]
         figures = _run_child(cmd, v.tree)
-        parts = _total(Path(f"{out}.1")), _total(Path(f"{out}.2")), _total(out)
-        return Counted(*parts, figures["requests"])
+        dumps = Path(f"{out}.1"), Path(f"{out}.2"), out
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            for part, dump in zip(("worker", "transfer", "sink"), dumps, strict=True):
+                shutil.copy(dump, keep / f"{v.name.replace(' ', '-')}.{part}.callgrind")
+        return Counted(*map(_total, dumps), figures["requests"])
 
 
 def raw_floor(url: str, requests: int, concurrency: int) -> float:
@@ -446,6 +453,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--native-rounds", type=int, default=5)
     parser.add_argument("--no-callgrind", action="store_true")
     parser.add_argument(
+        "--keep-dumps",
+        type=Path,
+        metavar="DIR",
+        help="copy each variant's callgrind dumps to DIR (e.g. DIR/no-HTTP.worker.callgrind)",
+    )
+    parser.add_argument(
         "--no-http",
         action="store_true",
         help="also count `cache on` with the HTTP exchange answered from recorded replies",
@@ -463,7 +476,7 @@ def _counted(variants: list[Variant], url: str, args: argparse.Namespace) -> dic
     counted: dict[str, Counted] = {}
     for v in variants:
         t0 = time.monotonic()
-        c = counted[v.name] = callgrind(v, url, args.units, args.concurrency)
+        c = counted[v.name] = callgrind(v, url, args.units, args.concurrency, args.keep_dumps)
         print(
             f"callgrind {v.name}: {c.requests:.0f} requests, worker "
             f"{c.worker / c.requests:,.0f} + transfer {c.transfer / c.requests:,.0f}"

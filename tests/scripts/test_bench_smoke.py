@@ -88,8 +88,11 @@ def test_request_path_benchmark_counts_instructions_and_cpu_against_a_base_tree(
 
 
 @pytest.mark.slow
-def test_request_path_benchmark_counts_the_worker_without_its_http_exchange() -> None:
+def test_request_path_benchmark_counts_the_worker_without_its_http_exchange(
+    tmp_path: Path,
+) -> None:
     args = ["--units", "3", "--native-rounds", "1", "--native-units", "4", "--no-http"]
+    args += ["--keep-dumps", str(tmp_path)]
     lines = _run_script("bench_request_path.py", args)
     counted = [line for line in lines if line.startswith("callgrind no HTTP: 12 requests")]
     assert counted and "instructions per request" in counted[0], lines
@@ -99,3 +102,4 @@ def test_request_path_benchmark_counts_the_worker_without_its_http_exchange() ->
     assert any(
         re.fullmatch(r"http_exchange_instructions_per_request=[\d,-]+ .*", line) for line in lines
     ), lines
+    assert (tmp_path / "no-HTTP.worker.callgrind").stat().st_size > 0
