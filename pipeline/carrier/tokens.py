@@ -67,7 +67,7 @@ def _byte_sum(data: bytes) -> int:
     """The sum of the bytes of `data`, whose bytes are weights (at most 4).
 
     Why Adler-32: its one C pass sums the bytes as they stream; counting each weight with
-    `bytes.count` took four passes and cost about 100k instructions a carrier request
+    `bytes.count` took four passes and cost about 120k instructions a carrier request
     (docs/benchmarks.md, "The request path, counted").
     """
     if len(data) <= _SUM_PIECE:
