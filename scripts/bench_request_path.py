@@ -1,7 +1,7 @@
 """Benchmark: the worker's cost per request, counted in instructions (deterministic).
 
     PYTHONPATH=. python scripts/bench_request_path.py [--base-tree DIR] [--units 100]
-        [--concurrency 4] [--native-rounds 5] [--no-callgrind]
+        [--concurrency 4] [--native-rounds 5] [--no-callgrind] [--no-http] [--keep-dumps DIR]
 
 Why: `bench_throughput.py` measures the whole process tree of a Ray sweep in CPU seconds, and
 on this 2-core machine the same code scatters by up to 45% between rounds, so it cannot
@@ -33,7 +33,10 @@ load:
    fastest round per variant (the least disturbed by other work).
 
 Variants: `base` (the base tree, which has no response cache), `cache on` and `cache off`
-(this checkout, the cache at the run's directory, as `cache.scope=run`, or off). The last lines
+(this checkout, the cache at the run's directory, as `cache.scope=run`, or off), and with
+`--no-http`, `no HTTP`: `cache on` answered from replies a native run recorded first, so
+`cache on` minus `no HTTP` is the HTTP exchange (`http_exchange_instructions_per_request=`;
+a sampling profile overstates it, since its samples include system time). The last lines
 are `ratio_cache_on_vs_base=` (callgrind instructions per request) and
 `native_ratio_cache_on_vs_base=` (CPU per request): issue 18's goal is <= 1.05.
 """
