@@ -126,9 +126,16 @@ class TokenCounter(Protocol):
     async def count_tokens(self, text: str) -> int: ...
 
 
+def offers(client: object, *methods: str) -> bool:
+    """What `isinstance(client, P)` answers for a runtime-checkable protocol P of just these
+    methods (an attribute that is there and not None), without the walk over P's attributes
+    that Python 3.11 redoes on every check: a sweep asks once per unit."""
+    return all(getattr(client, method, None) is not None for method in methods)
+
+
 def counter_of(client: object) -> TokenCounter | None:
     """`client` as a TokenCounter, or None when it cannot count tokens (as `renderer_of`)."""
-    return client if isinstance(client, TokenCounter) else None
+    return client if offers(client, "count_tokens") else None  # type: ignore[return-value]
 
 
 def renderer_of(client: object) -> TemplateRenderer | None:
@@ -137,4 +144,4 @@ def renderer_of(client: object) -> TemplateRenderer | None:
     Wrappers (the worker's CappedClient, CountingClient) carry `apply_template` only when
     the client they wrap does, so this answers truthfully through them.
     """
-    return client if isinstance(client, TemplateRenderer) else None
+    return client if offers(client, "apply_template") else None  # type: ignore[return-value]

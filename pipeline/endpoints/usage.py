@@ -56,19 +56,31 @@ def _is_mapping(value: object) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is dict or isinstance(value, Mapping)
 
 
-def _count(mapping: Mapping[str, Any] | None, key: str) -> int | None:
-    if not _is_mapping(mapping):
-        return None
-    value = mapping.get(key)
-    if type(value) is bool or not isinstance(value, (int, float)):
-        return None
-    if not math.isfinite(value) or value < 0:
-        return None
-    return int(value)
+def _counts(mapping: Mapping[str, Any] | None) -> dict[str, int]:
+    """Every usable count in `mapping`, read in one pass: a reply's usage has a handful of
+    keys, and its dialects are told apart by which of a dozen names it carries."""
+    if mapping is None:
+        return {}
+    found: dict[str, int] = {}
+    for key, value in mapping.items():
+        if type(value) is int:  # what JSON gives; bool is a subclass, never this type
+            if value >= 0:
+                found[key] = value
+        elif (
+            type(value) is not bool
+            and isinstance(value, (int, float))
+            and math.isfinite(value)
+            and value >= 0
+        ):
+            found[key] = int(value)
+    return found
 
 
 def _first(*values: int | None) -> int | None:
-    return next((v for v in values if v is not None), None)
+    for value in values:
+        if value is not None:
+            return value
+    return None
 
 
 def parse_usage(body_usage: Mapping[str, Any] | None) -> Usage:
@@ -76,43 +88,39 @@ def parse_usage(body_usage: Mapping[str, Any] | None) -> Usage:
     if not _is_mapping(body_usage):
         return Usage(cached_tokens=None)
     details = body_usage.get("prompt_tokens_details")
-    details = details if _is_mapping(details) else None
+    input_part = _counts(details if _is_mapping(details) else None)
     output_details = body_usage.get("completion_tokens_details")
-    output_details = output_details if _is_mapping(output_details) else None
+    output_part = _counts(output_details if _is_mapping(output_details) else None)
+    top = _counts(body_usage)
 
-    cache_read = _count(body_usage, "cache_read_input_tokens")
-    cache_creation = _count(body_usage, "cache_creation_input_tokens")
+    cache_read = top.get("cache_read_input_tokens")
+    cache_creation = top.get("cache_creation_input_tokens")
     cached = _first(
-        _count(details, "cached_tokens"),
-        _count(body_usage, "prompt_cache_hit_tokens"),
+        input_part.get("cached_tokens"),
+        top.get("prompt_cache_hit_tokens"),
         cache_read,
-        _count(body_usage, "num_cached_tokens"),
-        _count(body_usage, "cached_tokens"),
+        top.get("num_cached_tokens"),
+        top.get("cached_tokens"),
     )
-    writes = _first(_count(details, "cache_write_tokens"), cache_creation)
+    writes = _first(input_part.get("cache_write_tokens"), cache_creation)
 
-    prompt = _count(body_usage, "prompt_tokens")
+    prompt = top.get("prompt_tokens")
     if prompt is None:
-        hit, miss = (
-            _count(body_usage, "prompt_cache_hit_tokens"),
-            _count(body_usage, "prompt_cache_miss_tokens"),
-        )
+        hit, miss = top.get("prompt_cache_hit_tokens"), top.get("prompt_cache_miss_tokens")
         if hit is not None and miss is not None:
             prompt = hit + miss
     if prompt is None:
-        anthropic_input = _count(body_usage, "input_tokens")
+        anthropic_input = top.get("input_tokens")
         if anthropic_input is not None:
             prompt = anthropic_input + (cache_read or 0) + (cache_creation or 0)
 
-    completion = _first(
-        _count(body_usage, "completion_tokens"), _count(body_usage, "output_tokens")
-    )
+    completion = _first(top.get("completion_tokens"), top.get("output_tokens"))
     return Usage(
         prompt_tokens=prompt,
         completion_tokens=completion,
         cached_tokens=cached or 0,
         cache_write_tokens=writes,
-        reasoning_tokens=_count(output_details, "reasoning_tokens"),
+        reasoning_tokens=output_part.get("reasoning_tokens"),
     )
 
 

@@ -36,7 +36,7 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol
 
 from pipeline.chat.errors import ProviderCreditsExhausted
 from pipeline.chat.messages import (
@@ -45,6 +45,7 @@ from pipeline.chat.messages import (
     ChatResponse,
     Usage,
     counter_of,
+    offers,
     renderer_of,
 )
 from pipeline.config.schema import EndpointConfig
@@ -63,9 +64,9 @@ from pipeline.sweep.response_cache import Origin, ResponseCache
 TemplateCall = Callable[[ChatRequest], Awaitable[str]]
 
 
-@runtime_checkable
 class EncodingClient(Protocol):
-    """A client that serialises a body once and sends those bytes (OpenAIChatClient)."""
+    """A client that serialises a body once and sends those bytes (OpenAIChatClient); told
+    apart with `offers`, since a runtime protocol check costs a walk of its attributes."""
 
     def encode(self, request: ChatRequest) -> EncodedRequest: ...
 
@@ -74,8 +75,9 @@ class EncodingClient(Protocol):
     ) -> ChatResponse: ...
 
 
-@runtime_checkable
 class EncodingRenderer(Protocol):
+    """A renderer that serialises a template body once (as EncodingClient; `offers`)."""
+
     def encode_template(self, request: ChatRequest) -> bytes: ...
 
     async def send_template(self, payload: bytes) -> str: ...
@@ -138,7 +140,7 @@ class RequestBoundary:
         self.records: list[Record] = []
         self._position = 0
         self._origin = Origin(spec.config_id, context.endpoint.model)
-        self._encoding = isinstance(inner, EncodingClient)
+        self._encoding = offers(inner, "encode", "send")
         if renderer_of(inner) is not None:
             self.apply_template = self._template
         if counter_of(inner) is not None:
@@ -241,7 +243,7 @@ class RequestBoundary:
         ctx = self.context
         renderer = renderer_of(self.inner)
         assert renderer is not None  # only installed when the inner client renders
-        encoding = isinstance(self.inner, EncodingRenderer)
+        encoding = offers(self.inner, "encode_template", "send_template")
         payload = b""
         if encoding:
             payload = self.inner.encode_template(request)  # type: ignore[attr-defined]
