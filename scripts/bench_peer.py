@@ -133,10 +133,11 @@ async def run_units(core: Any, specs: Iterator[Any], concurrency: int) -> list[A
 
 
 def foldsweep_child(url: str, units: int, concurrency: int, tmp: Path) -> None:
-    from pipeline.sweep.worker import EndpointWorkerCore
+    from pipeline.sweep.worker import EndpointWorkerCore, tune_collector
 
     settings = settings_for(url, concurrency, tmp)
     core, ep = EndpointWorkerCore(settings), settings.endpoint
+    tune_collector()  # as the EndpointWorker actor runs
 
     async def go() -> dict[str, int]:
         await run_units(core, unit_specs(ep, -len(ARMS), len(ARMS)), concurrency)  # warm-up

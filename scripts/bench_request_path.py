@@ -24,7 +24,9 @@ load:
    ten-line C library this script compiles with gcc against valgrind's `callgrind.h`; outside
    valgrind its calls do nothing), so start-up, imports and warm-up are not counted. Before
    the loop the child collects and freezes the heap (`gc.freeze`), so a full collection of
-   the imports' objects cannot land in one run and not another. Callgrind counts user-space
+   the imports' objects cannot land in one run and not another, and sets the collector's
+   thresholds as the EndpointWorker actor does (`tune_collector`) for the worker's part and
+   back to Python's default (the coordinator's) for the commit. Callgrind counts user-space
    instructions: the same total for the same code, inputs and environment, whatever else the
    machine does. It does not count the kernel's work (the cache's appends are syscalls), so
    step 4 measures CPU time too.
@@ -160,6 +162,26 @@ def _replies_in_place(replies: Path, *, record: bool) -> None:
     OpenAIChatClient._send = replayed  # type: ignore[method-assign]
 
 
+def _frozen_as_the_actor() -> tuple[int, ...]:
+    """Collect and freeze the heap, then set the collector as an EndpointWorker actor does;
+    returns the thresholds before (Python's default, which the coordinator keeps) for the
+    commit. The actor's setting comes from the variant's code where it names it, else it is
+    the literal its actor used before (`gc.set_threshold` in `endpoint_actor.py`), so every
+    variant's worker runs as it does in a sweep."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    before = gc.get_threshold()
+    try:
+        from pipeline.sweep.worker import tune_collector
+    except ImportError:
+        gc.set_threshold(100_000, 50, 100)
+    else:
+        tune_collector()
+    return before
+
+
 def child(
     url: str,
     units: int,
@@ -211,8 +233,7 @@ def child(
         warm_dir.mkdir(parents=True)
         warm_sink = Sink(warm_dir, "bench-warm", p.layout)  # type: ignore[attr-defined]
         _commit(warm_sink, pickle.loads(pickle.dumps(warm, protocol=5)))
-        gc.collect()
-        gc.freeze()
+        driver = _frozen_as_the_actor()
         lib = ctypes.CDLL(str(toggle)) if toggle is not None else None
         before = resource.getrusage(resource.RUSAGE_SELF)
         if lib is not None:
@@ -220,6 +241,7 @@ def child(
         records = await _units(core, [spec(n) for n in range(units)], concurrency)
         if lib is not None:
             lib.bench_mark()  # the worker's part ends here: dumped as its own file, then zeroed
+        gc.set_threshold(*driver)
         # the Ray hop: an actor's return value is pickled (protocol 5) and unpickled
         records = pickle.loads(pickle.dumps(records, protocol=5))
         if lib is not None:

@@ -10,7 +10,6 @@ pipeline/sweep/actors.py.
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -19,7 +18,7 @@ import ray
 
 from pipeline.study import UnitSpec
 from pipeline.sweep.progress import EndpointLive
-from pipeline.sweep.worker import WorkerSettings, worker_cores
+from pipeline.sweep.worker import WorkerSettings, tune_collector, worker_cores
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0, max_concurrency=100_000)  # type: ignore[call-overload]
@@ -32,11 +31,7 @@ class EndpointWorker:
 
     def __init__(self, settings: Sequence[WorkerSettings]) -> None:
         self.cores = worker_cores(settings)  # a limit group's members share one limiter here
-        # Each reply allocates thousands of small containers, so the default gen-0 threshold
-        # (700) ran a collection every few requests over the actor's large heap (Ray,
-        # aiohttp, the study's inputs); a 100,000 threshold cut the actor's CPU per unit by
-        # about 15% (docs/benchmarks.md). Garbage cycles are rare here and stay bounded.
-        gc.set_threshold(100_000, 50, 100)
+        tune_collector()
 
     async def run(self, spec: UnitSpec) -> Any:
         return await self.cores[spec.config_id].run(spec)
