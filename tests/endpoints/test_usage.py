@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -98,6 +100,22 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
         ),
         ("float counts", {"prompt_tokens": 12.0, "completion_tokens": 3.0}, Usage(12, 3, 0, None)),
         (
+            "non-finite and negative counts",
+            {"prompt_tokens": float("nan"), "completion_tokens": float("inf"), "cached_tokens": -1},
+            Usage(),
+        ),
+        (
+            "read-only mappings",
+            MappingProxyType(
+                {
+                    "prompt_tokens": 7,
+                    "completion_tokens": 2,
+                    "prompt_tokens_details": MappingProxyType({"cached_tokens": 4}),
+                }
+            ),
+            Usage(7, 2, 4, None),
+        ),
+        (
             "null details",
             {"prompt_tokens": 5, "completion_tokens": 1, "prompt_tokens_details": None},
             Usage(5, 1, 0, None),
@@ -105,7 +123,7 @@ from pipeline.endpoints.usage import cache_discount_usd, cost_usd, parse_usage
     ],
 )
 def test_parse_usage_normalises_each_dialect(
-    dialect: str, body: dict[str, Any] | None, expected: Usage
+    dialect: str, body: Mapping[str, Any] | None, expected: Usage
 ) -> None:
     assert parse_usage(body) == expected, dialect
 

@@ -107,3 +107,28 @@ async def test_a_rendering_through_the_boundary_reaches_the_server_root() -> Non
             assert await renderer.apply_template(user_request()) == "rendered"
     assert [r.path for r in server.received] == ["/apply-template"]
     assert b.counts.sent == 1
+
+
+def test_offers_answers_as_the_runtime_protocol_check_does() -> None:
+    """`offers` replaces `isinstance` against the one-method protocols: it must agree on the
+    shapes a client comes in (a method, an instance attribute, one set to None, none)."""
+    from pipeline.chat.messages import TemplateRenderer, TokenCounter, offers
+
+    class Method:
+        async def count_tokens(self, text: str) -> int:
+            return len(text)
+
+    class Wrapper:  # carries the method only when what it wraps does, as the boundary
+        def __init__(self, inner: object) -> None:
+            counter = getattr(inner, "count_tokens", None)
+            if counter is not None:
+                self.count_tokens = counter
+
+    class Unset:
+        apply_template = None
+
+    shapes = [Method(), Wrapper(Method()), Wrapper(object()), Unset(), object(), Priced()]
+    for shape in shapes:
+        assert offers(shape, "count_tokens") == isinstance(shape, TokenCounter)
+        assert offers(shape, "apply_template") == isinstance(shape, TemplateRenderer)
+    assert [offers(s, "count_tokens") for s in shapes] == [True, True, False, False, False, False]
