@@ -38,7 +38,8 @@ Variants: `base` (the base tree, which has no response cache), `cache on` and `c
 (this checkout, the cache at the run's directory, as `cache.scope=run`, or off), and with
 `--no-http`, `no HTTP`: `cache on` answered from replies a native run recorded first, so
 `cache on` minus `no HTTP` is the HTTP exchange (`http_exchange_instructions_per_request=`;
-a sampling profile overstates it, since its samples include system time). The last lines
+a sampling profile overstates it, since its samples include system time; `--profile` then
+samples `no HTTP`, whose phases it can split). The last lines
 are `ratio_cache_on_vs_base=` (callgrind instructions per request) and
 `native_ratio_cache_on_vs_base=` (CPU per request): issue 18's goal is <= 1.05.
 """
@@ -491,7 +492,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="also sample one native `cache on` run with py-spy and print the worker's phases",
+        help="also sample one native run with py-spy and print the worker's phases: of "
+        "`no HTTP` with --no-http, else of `cache on`",
     )
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or "py-spy")
     return parser.parse_args()
@@ -599,8 +601,12 @@ def main() -> int:
                     flush=True,
                 )
             if args.profile:
-                found = profile(variants[-2], url, args.native_units, args.concurrency, args.py_spy)
-                on = counted.get("cache on")
+                # without HTTP the samples hold almost no system time, so their shares of the
+                # counted worker are the phases' instructions (see the module doc)
+                sampled = next(v for v in variants[::-1] if v.name in ("no HTTP", "cache on"))
+                found = profile(sampled, url, args.native_units, args.concurrency, args.py_spy)
+                on = counted.get(sampled.name)
+                print(f"profile of `{sampled.name}`", flush=True)
                 _print_profile(found, on.worker / on.requests if on else None, top=25)
             best = _native_rounds(variants, url, args)
     for name, value in best.items():
