@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from pipeline.chat.errors import RequestRejected, TimeoutFault
-from pipeline.chat.messages import ChatRequest, ChatResponse, renderer_of
+from pipeline.chat.messages import (
+    ChatRequest,
+    ChatResponse,
+    TemplateRenderer,
+    TokenCounter,
+    offers,
+    renderer_of,
+)
 from tests.endpoints.conftest import (
     Reply,
     ScriptedServer,
@@ -112,7 +119,6 @@ async def test_a_rendering_through_the_boundary_reaches_the_server_root() -> Non
 def test_offers_answers_as_the_runtime_protocol_check_does() -> None:
     """`offers` replaces `isinstance` against the one-method protocols: it must agree on the
     shapes a client comes in (a method, an instance attribute, one set to None, none)."""
-    from pipeline.chat.messages import TemplateRenderer, TokenCounter, offers
 
     class Method:
         async def count_tokens(self, text: str) -> int:
